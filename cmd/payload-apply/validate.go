@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/pflag"
+
+	"github.com/payload-apply/payload-apply/lib/manifest"
+	"github.com/payload-apply/payload-apply/plan"
+)
+
+func validateCommand() *command {
+	return &command{
+		name:  "validate",
+		short: "Check a payload: parsing, duplicates, annotations, images, ordering",
+		usage: "[selection flags]",
+		long: `Checks every file of the payload and prints one line per problem:
+  FILE[#DOC]: error|warning: message
+
+Checked: YAML/JSON parsing (every bad document, not only the first), repeated
+mapping keys (the last value wins, silently), release-metadata and
+image-references, inclusion annotations (unknown profiles, misspelt keys,
+values other than "true", unknown feature sets, gates and capabilities),
+objects that two included files both define (for every profile and feature
+set, or only the ones --profile and --feature-set name), container images
+against image-references, and file names the task graph cannot order.
+
+Exit codes: 0 valid (warnings only), 1 invalid (at least one error), 2 usage
+error or a payload that cannot be read.`,
+		flags: func(fs *pflag.FlagSet) runner {
+			o := &validateOptions{}
+			o.selection.addFlags(fs)
+			return o
+		},
+	}
+}
+
+type validateOptions struct {
+	selection selectionFlags
+	opts      plan.Options
+}
+
+func (o *validateOptions) Complete(ctx context.Context, args []string, s IOStreams) error {
+	if len(args) > 0 {
+		return usageErrorf("unexpected arguments: %v", args)
+	}
+	var err error
+	o.opts, err = o.selection.options()
+	return err
+}
+
+func (o *validateOptions) Validate() error { return nil }
+
+func (o *validateOptions) Run(ctx context.Context, s IOStreams) error {
+	findings, err := plan.Validate(o.opts)
+	if err != nil {
+		return &exitError{Code: exitUsage, Err: err}
+	}
+	errs, warns := 0, 0
+	for _, f := range findings {
+		fmt.Fprintln(s.Out, f)
+		if f.Severity == manifest.SeverityError {
+			errs++
+		} else {
+			warns++
+		}
+	}
+	fmt.Fprintf(s.ErrOut, "%d errors, %d warnings\n", errs, warns)
+	if errs > 0 {
+		return &exitError{Code: exitFail}
+	}
+	return nil
+}

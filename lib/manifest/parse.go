@@ -1,0 +1,334 @@
+package manifest
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	lgmanifest "github.com/openshift/library-go/pkg/manifest"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+)
+
+// Manifest is one object of a payload file: library-go's manifest (Raw JSON,
+// GVK and the unstructured Obj) plus where it came from.
+type Manifest struct {
+	lgmanifest.Manifest
+
+	// File is the slash-separated path of the source file relative to the
+	// payload root, e.g. "release-manifests/0000_50_x_deployment.yaml".
+	File string
+	// Doc is the 0-based position of the document in its file, counting
+	// empty documents (the same numbering as yq's documentIndex).
+	Doc int
+	// Line is the 1-based line of the file where the document starts.
+	Line int
+}
+
+// ID identifies an object the way the CVO does: group, kind, namespace and
+// name. Two manifests with the same ID describe the same cluster object.
+type ID struct {
+	Group     string
+	Kind      string
+	Namespace string
+	Name      string
+}
+
+// String prints the ID as Kind/namespace/name (Kind.group for non-core groups;
+// no namespace segment for cluster-scoped objects).
+func (id ID) String() string {
+	kind := id.Kind
+	if id.Group != "" {
+		kind += "." + id.Group
+	}
+	if id.Namespace == "" {
+		return kind + "/" + id.Name
+	}
+	return kind + "/" + id.Namespace + "/" + id.Name
+}
+
+// ID returns the object's identity.
+func (m *Manifest) ID() ID {
+	return ID{Group: m.GVK.Group, Kind: m.GVK.Kind, Namespace: m.Obj.GetNamespace(), Name: m.Obj.GetName()}
+}
+
+// Position returns "FILE#DOC", the way every message about a manifest starts.
+func (m *Manifest) Position() string {
+	return fmt.Sprintf("%s#%d", m.File, m.Doc)
+}
+
+// String prints the manifest as "FILE#DOC Kind/ns/name".
+func (m *Manifest) String() string {
+	return m.Position() + " " + m.ID().String()
+}
+
+// ParseError is a problem with one document of one file. Doc is -1 when the
+// problem is with the file as a whole (for example, it is not UTF-8).
+type ParseError struct {
+	File string
+	Doc  int
+	Line int
+	Err  error
+}
+
+// Error prints "FILE#DOC: message" (or "FILE: message" for file-level errors).
+func (e *ParseError) Error() string {
+	if e.Doc < 0 {
+		return fmt.Sprintf("%s: %v", e.File, e.Err)
+	}
+	return fmt.Sprintf("%s#%d: %v", e.File, e.Doc, e.Err)
+}
+
+// Unwrap returns the underlying error.
+func (e *ParseError) Unwrap() error { return e.Err }
+
+// Document is one raw document of a file, before it is decoded.
+type Document struct {
+	// Index is the 0-based document index (see Manifest.Doc).
+	Index int
+	// Line is the 1-based line where the document starts.
+	Line int
+	// Data is the document's text (YAML or JSON).
+	Data []byte
+	// JSON is true when the document came from a JSON stream.
+	JSON bool
+}
+
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
+// SplitDocuments splits a file into its documents, with the same rules as
+// apimachinery's YAMLOrJSONDecoder (and so library-go's ParseManifests): a
+// file whose first non-space byte is '{' is a stream of JSON values, anything
+// else is YAML separated by lines that start with "---". A leading UTF-8 byte
+// order mark is ignored. Empty documents are returned too (with empty Data) so
+// that indexes match the file; a comment or blank preamble before the first
+// separator is not a document.
+func SplitDocuments(data []byte) ([]Document, error) {
+	data = bytes.TrimPrefix(data, utf8BOM)
+	if !utf8.Valid(data) {
+		return nil, errors.New("file is not valid UTF-8")
+	}
+	if hasJSONPrefix(data) {
+		if docs, ok, err := splitJSON(data); ok {
+			return docs, err
+		}
+	}
+	return splitYAML(data)
+}
+
+func hasJSONPrefix(b []byte) bool {
+	return bytes.HasPrefix(bytes.TrimLeftFunc(b, unicode.IsSpace), []byte("{"))
+}
+
+// splitJSON decodes a stream of JSON values. ok is false when the stream is not
+// JSON after all and should be read as YAML (as the apimachinery decoder does
+// when at most one value decoded before a syntax error).
+func splitJSON(data []byte) (docs []Document, ok bool, err error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var start int64
+	for i := 0; ; i++ {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			if err == io.EOF {
+				return docs, true, nil
+			}
+			if len(docs) > 1 {
+				return nil, true, fmt.Errorf("document %d: %w", i, err)
+			}
+			return nil, false, nil
+		}
+		off := dec.InputOffset()
+		lead := len(data[start:off]) - len(bytes.TrimLeftFunc(data[start:off], unicode.IsSpace))
+		line := 1 + bytes.Count(data[:int(start)+lead], []byte("\n"))
+		docs = append(docs, Document{Index: i, Line: line, Data: []byte(raw), JSON: true})
+		start = off
+	}
+}
+
+func splitYAML(data []byte) ([]Document, error) {
+	var docs []Document
+	var buf bytes.Buffer
+	line, docLine := 0, 1
+	seenSeparator := false
+	flush := func() {
+		// Before the first separator, a blank or comment-only preamble is no
+		// document; after it, every chunk is one (empty ones included).
+		if seenSeparator || !isBlankYAML(buf.Bytes()) {
+			docs = append(docs, Document{Index: len(docs), Line: docLine, Data: append([]byte(nil), buf.Bytes()...)})
+		}
+		buf.Reset()
+	}
+	r := bufio.NewReader(bytes.NewReader(data))
+	for {
+		text, err := r.ReadBytes('\n')
+		if len(text) > 0 {
+			line++
+			if bytes.HasPrefix(text, []byte("---")) {
+				rest := strings.TrimSpace(string(text[3:]))
+				if rest != "" && rest[0] != '#' {
+					return nil, fmt.Errorf("line %d: invalid YAML document separator: %s", line, rest)
+				}
+				flush()
+				seenSeparator = true
+				docLine = line + 1
+			} else {
+				buf.Write(text)
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	if buf.Len() > 0 {
+		flush()
+	}
+	return docs, nil
+}
+
+// isBlankYAML reports whether b holds only whitespace and comments.
+func isBlankYAML(b []byte) bool {
+	for _, l := range bytes.Split(b, []byte("\n")) {
+		l = bytes.TrimSpace(l)
+		if len(l) > 0 && l[0] != '#' {
+			return false
+		}
+	}
+	return true
+}
+
+var yamlLineRE = regexp.MustCompile(`line (\d+)`)
+
+// Parse decodes every document of one file into manifests, through library-go's
+// Manifest decoding (the same YAML-to-JSON conversion and universal decoder
+// that ParseManifests uses, so values such as a bare "=" or repeated keys
+// come out exactly as the CVO sees them). Empty, null and comment-only
+// documents are skipped. Every bad document is reported as a *ParseError in
+// the joined error, and the good ones are still returned.
+func Parse(file string, data []byte) ([]Manifest, error) {
+	docs, err := SplitDocuments(data)
+	if err != nil {
+		return nil, &ParseError{File: file, Doc: -1, Err: err}
+	}
+	out := make([]Manifest, 0, len(docs))
+	var errs []error
+	for _, d := range docs {
+		m, err := decodeDocument(d)
+		if err != nil {
+			errs = append(errs, &ParseError{File: file, Doc: d.Index, Line: d.Line, Err: err})
+			continue
+		}
+		if m == nil {
+			continue
+		}
+		m.File = file
+		m.OriginalFilename = baseName(file)
+		m.Doc = d.Index
+		m.Line = d.Line
+		out = append(out, *m)
+	}
+	return out, errors.Join(errs...)
+}
+
+func baseName(file string) string {
+	if i := strings.LastIndexByte(file, '/'); i >= 0 {
+		return file[i+1:]
+	}
+	return file
+}
+
+// decodeDocument returns nil, nil for empty and null documents.
+func decodeDocument(d Document) (*Manifest, error) {
+	raw := d.Data
+	if !d.JSON {
+		if isBlankYAML(raw) {
+			return nil, nil
+		}
+		j, err := yaml.YAMLToJSON(raw)
+		if err != nil {
+			return nil, errors.New(shiftYAMLLines(err.Error(), d.Line-1))
+		}
+		raw = j
+	}
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return nil, nil
+	}
+	if raw[0] != '{' {
+		return nil, fmt.Errorf("document is not an object (starts with %q)", firstToken(raw))
+	}
+	if err := checkRequired(raw); err != nil {
+		return nil, err
+	}
+	m := &Manifest{}
+	if err := m.Manifest.UnmarshalJSON(raw); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// checkRequired reports the common structural problems with a short message
+// instead of the decoder's, which quotes the whole object.
+func checkRequired(raw []byte) error {
+	var head struct {
+		APIVersion json.RawMessage `json:"apiVersion"`
+		Kind       json.RawMessage `json:"kind"`
+		Metadata   json.RawMessage `json:"metadata"`
+	}
+	if err := json.Unmarshal(raw, &head); err != nil {
+		return err
+	}
+	str := func(r json.RawMessage) (string, bool) {
+		var s string
+		if len(r) == 0 || json.Unmarshal(r, &s) != nil {
+			return "", false
+		}
+		return s, true
+	}
+	if s, ok := str(head.Kind); !ok || s == "" {
+		return errors.New("kind is required (a string)")
+	}
+	if s, ok := str(head.APIVersion); !ok || s == "" {
+		return errors.New("apiVersion is required (a string)")
+	} else if _, err := schema.ParseGroupVersion(s); err != nil {
+		return fmt.Errorf("apiVersion %q: %w", s, err)
+	}
+	var meta struct {
+		Name json.RawMessage `json:"name"`
+	}
+	if len(head.Metadata) == 0 || json.Unmarshal(head.Metadata, &meta) != nil {
+		return errors.New("metadata is required (an object with a name)")
+	}
+	if s, ok := str(meta.Name); !ok || s == "" {
+		return errors.New("metadata.name is required (a string)")
+	}
+	return nil
+}
+
+func firstToken(b []byte) string {
+	if len(b) > 20 {
+		b = b[:20]
+	}
+	return string(b)
+}
+
+// shiftYAMLLines rewrites "line N" in a YAML error to a line of the file.
+func shiftYAMLLines(msg string, offset int) string {
+	if offset == 0 {
+		return msg
+	}
+	return yamlLineRE.ReplaceAllStringFunc(msg, func(s string) string {
+		n, err := strconv.Atoi(s[len("line "):])
+		if err != nil {
+			return s
+		}
+		return "line " + strconv.Itoa(n+offset)
+	})
+}

@@ -1,0 +1,10 @@
+// Package payload is the release-payload model: it loads a payload (Load),
+// selects what a cluster includes (Payload.Select), orders the result into
+// the CVO's task graph (NewTaskGraph) and walks that graph (RunGraph) with an
+// injected function.
+//
+// Everything here is pure and offline: the package reads payloads through
+// io/fs, never imports client-go's cluster I/O, krusty or
+// go-containerregistry, and does no logging. It may import lib/manifest,
+// apimachinery, openshift/api and library-go.
+package payload

@@ -1,0 +1,132 @@
+package payload
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// WriteText prints the graph for people: one block per node in order, with
+// what it waits for and the objects it applies.
+func (g *TaskGraph) WriteText(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d tasks in %d nodes\n", len(g.Tasks), len(g.Nodes))
+	for _, n := range g.Nodes {
+		fmt.Fprintf(&b, "%s", n)
+		if len(n.In) > 0 {
+			fmt.Fprintf(&b, " after %s", intList(n.In))
+		}
+		if len(n.Requires) > 0 {
+			fmt.Fprintf(&b, " requires %s", intList(n.Requires))
+		}
+		b.WriteByte('\n')
+		for _, t := range n.Tasks {
+			fmt.Fprintf(&b, "    %s %s\n", t.Manifest.Position(), t.Manifest.ID())
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteDOT prints the graph in Graphviz DOT: a node per TaskNode labelled
+// with its run level, component and task count; solid edges order, dashed
+// red edges are requirements that are not also ordering edges.
+func (g *TaskGraph) WriteDOT(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString("digraph payload {\n  rankdir=LR;\n  node [shape=box];\n")
+	for _, n := range g.Nodes {
+		shape := ""
+		if n.Barrier {
+			shape = ", shape=octagon"
+		}
+		fmt.Fprintf(&b, "  n%d [label=%q%s];\n", n.Index, fmt.Sprintf("%s\n%d tasks", n.Label(), len(n.Tasks)), shape)
+	}
+	for _, n := range g.Nodes {
+		for _, in := range n.In {
+			fmt.Fprintf(&b, "  n%d -> n%d;\n", in, n.Index)
+		}
+		for _, r := range n.Requires {
+			if !contains(n.In, r) {
+				fmt.Fprintf(&b, "  n%d -> n%d [style=dashed, color=red];\n", r, n.Index)
+			}
+		}
+	}
+	b.WriteString("}\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// jsonGraph is the -o json shape of a graph; field names are part of the CLI
+// contract.
+type jsonGraph struct {
+	Tasks int        `json:"tasks"`
+	Nodes []jsonNode `json:"nodes"`
+}
+
+type jsonNode struct {
+	Index     int        `json:"index"`
+	RunLevel  *int       `json:"runLevel"`
+	Component string     `json:"component,omitempty"`
+	Barrier   bool       `json:"barrier,omitempty"`
+	In        []int      `json:"in"`
+	Requires  []int      `json:"requires"`
+	Tasks     []jsonTask `json:"tasks"`
+}
+
+type jsonTask struct {
+	Index      int    `json:"index"`
+	File       string `json:"file"`
+	Doc        int    `json:"doc"`
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Namespace  string `json:"namespace,omitempty"`
+	Name       string `json:"name"`
+}
+
+// WriteJSON prints the graph as JSON: {"tasks": N, "nodes": [{index,
+// runLevel (null when the file name does not parse), component, barrier, in,
+// requires, tasks: [{index, file, doc, apiVersion, kind, namespace, name}]}]}.
+func (g *TaskGraph) WriteJSON(w io.Writer) error {
+	out := jsonGraph{Tasks: len(g.Tasks), Nodes: make([]jsonNode, len(g.Nodes))}
+	for i, n := range g.Nodes {
+		jn := jsonNode{Index: n.Index, Component: n.Component, Barrier: n.Barrier, In: nonNil(n.In), Requires: nonNil(n.Requires)}
+		if n.RunLevel != NoRunLevel {
+			level := n.RunLevel
+			jn.RunLevel = &level
+		}
+		for _, t := range n.Tasks {
+			m := t.Manifest
+			jn.Tasks = append(jn.Tasks, jsonTask{Index: t.Index, File: m.File, Doc: m.Doc, APIVersion: m.Obj.GetAPIVersion(),
+				Kind: m.GVK.Kind, Namespace: m.Obj.GetNamespace(), Name: m.Obj.GetName()})
+		}
+		out.Nodes[i] = jn
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+func nonNil(s []int) []int {
+	if s == nil {
+		return []int{}
+	}
+	return s
+}
+
+func intList(s []int) string {
+	parts := make([]string, len(s))
+	for i, v := range s {
+		parts[i] = fmt.Sprint(v)
+	}
+	return "[" + strings.Join(parts, " ") + "]"
+}
+
+func contains(s []int, v int) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,431 @@
+package payload
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"text/template"
+
+	"github.com/blang/semver/v4"
+	imagev1 "github.com/openshift/api/image/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/payload-apply/payload-apply/lib/manifest"
+)
+
+// Directory and file names of a release payload, as the CVO reads them.
+const (
+	// ManifestDir holds the CVO's own manifests; they are Go templates.
+	ManifestDir = "manifests"
+	// ReleaseManifestDir holds every other operator's manifests.
+	ReleaseManifestDir = "release-manifests"
+	// ReleaseMetadataFile is the Cincinnati metadata of the release.
+	ReleaseMetadataFile = "release-metadata"
+	// ImageReferencesFile is the ImageStream naming every image of the release.
+	ImageReferencesFile = "image-references"
+)
+
+// Release is the release-metadata of a payload.
+type Release struct {
+	// Version is the release version (semver), e.g. "4.22.0".
+	Version string
+	// Semver is Version parsed.
+	Semver semver.Version
+	// Previous and Next list update edges, when the metadata gives them.
+	Previous []string
+	Next     []string
+	// Metadata is the free-form metadata object.
+	Metadata map[string]any
+}
+
+// MajorVersion returns the release's major version, or nil when the payload has
+// no release-metadata (then no major-version filter applies).
+func (r *Release) MajorVersion() *uint64 {
+	if r == nil || r.Version == "" {
+		return nil
+	}
+	v := r.Semver.Major
+	return &v
+}
+
+// LoadOptions configure Load. The zero value is usable.
+type LoadOptions struct {
+	// ReleaseImage is the pull spec the manifests/ templates see as
+	// {{.ReleaseImage}}. Empty: "quay.io/openshift-release-dev/ocp-release:<version>".
+	ReleaseImage string
+	// ClusterProfile is what the templates see as {{.ClusterProfile}}.
+	// Empty: DefaultProfile.
+	ClusterProfile string
+	// Parallelism bounds the number of files parsed at once; 0 means GOMAXPROCS.
+	Parallelism int
+}
+
+// DefaultProfile is the cluster profile in effect when nothing names one.
+const DefaultProfile = "self-managed-high-availability"
+
+// File is one manifest file of a payload, after templating.
+type File struct {
+	// Path is relative to the payload root, slash-separated.
+	Path string
+	// Data is the file's content (rendered, for manifests/).
+	Data []byte
+	// Manifests are the objects parsed from Data, in document order.
+	Manifests []manifest.Manifest
+}
+
+// Payload is a loaded release payload. It is immutable once loaded and safe
+// for concurrent use.
+type Payload struct {
+	// Release is the release-metadata; nil when the payload has none.
+	Release *Release
+	// ImageStream is the image-references ImageStream; nil when absent.
+	ImageStream *imagev1.ImageStream
+	// Files are the manifest files in load order: manifests/ then
+	// release-manifests/, each in name order.
+	Files []*File
+	// Findings are warnings met while loading (for example a manifests/
+	// template that did not render, so the file was skipped).
+	Findings []manifest.Finding
+
+	opts     LoadOptions
+	cvoFiles []rawFile // manifests/ before templating, kept for WithProfile
+}
+
+type rawFile struct {
+	path string
+	data []byte
+}
+
+// Manifests returns every parsed object in load order.
+func (p *Payload) Manifests() []*manifest.Manifest {
+	n := 0
+	for _, f := range p.Files {
+		n += len(f.Manifests)
+	}
+	out := make([]*manifest.Manifest, 0, n)
+	for _, f := range p.Files {
+		for i := range f.Manifests {
+			out = append(out, &f.Manifests[i])
+		}
+	}
+	return out
+}
+
+// Images maps image-references tag names to pull specs.
+func (p *Payload) Images() map[string]string {
+	images := map[string]string{}
+	if p.ImageStream == nil {
+		return images
+	}
+	for _, tag := range p.ImageStream.Spec.Tags {
+		if tag.From != nil {
+			images[tag.Name] = tag.From.Name
+		}
+	}
+	return images
+}
+
+// IsManifestFile reports whether a file name is a manifest by the CVO's rule:
+// a .yaml, .yml or .json extension.
+func IsManifestFile(name string) bool {
+	switch path.Ext(name) {
+	case ".yaml", ".yml", ".json":
+		return true
+	}
+	return false
+}
+
+// Load reads a payload from fsys: the directories manifests/ (Go templates)
+// and release-manifests/ (at least one must exist), their .yaml, .yml and
+// .json files in name order (subdirectories are ignored, as by the CVO), and
+// release-manifests/release-metadata and image-references, which must both
+// exist when release-manifests/ does and must agree on the version.
+//
+// Every problem is reported, not just the first: the error joins a
+// *manifest.ParseError per bad document or file. With such an error the
+// returned Payload still holds everything that did load (validate reports
+// on it); it is nil only when the payload could not be read at all.
+func Load(fsys fs.FS, opts LoadOptions) (*Payload, error) {
+	p := &Payload{opts: opts}
+	var errs []error
+	found := false
+
+	releaseEntries, err := fs.ReadDir(fsys, ReleaseManifestDir)
+	switch {
+	case err == nil:
+		found = true
+		rel, ims, metaErrs := loadMetadata(fsys)
+		p.Release, p.ImageStream = rel, ims
+		errs = append(errs, metaErrs...)
+	case errors.Is(err, fs.ErrNotExist):
+	default:
+		errs = append(errs, &manifest.ParseError{File: ReleaseManifestDir, Doc: -1, Err: err})
+	}
+
+	cvoEntries, err := fs.ReadDir(fsys, ManifestDir)
+	switch {
+	case err == nil:
+		found = true
+	case errors.Is(err, fs.ErrNotExist):
+	default:
+		errs = append(errs, &manifest.ParseError{File: ManifestDir, Doc: -1, Err: err})
+	}
+	if !found {
+		return nil, fmt.Errorf("payload has neither %s/ nor %s/", ManifestDir, ReleaseManifestDir)
+	}
+
+	for _, e := range cvoEntries {
+		if e.IsDir() || !IsManifestFile(e.Name()) {
+			continue
+		}
+		name := ManifestDir + "/" + e.Name()
+		data, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			errs = append(errs, &manifest.ParseError{File: name, Doc: -1, Err: err})
+			continue
+		}
+		p.cvoFiles = append(p.cvoFiles, rawFile{path: name, data: data})
+	}
+	var releaseFiles []rawFile
+	for _, e := range releaseEntries {
+		if e.IsDir() || !IsManifestFile(e.Name()) {
+			continue
+		}
+		name := ReleaseManifestDir + "/" + e.Name()
+		data, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			errs = append(errs, &manifest.ParseError{File: name, Doc: -1, Err: err})
+			continue
+		}
+		releaseFiles = append(releaseFiles, rawFile{path: name, data: data})
+	}
+
+	cvo, findings := p.renderTemplates(opts.ClusterProfile)
+	p.Findings = append(p.Findings, findings...)
+	p.Files = append(cvo, make([]*File, len(releaseFiles))...)
+	for i, rf := range releaseFiles {
+		p.Files[len(cvo)+i] = &File{Path: rf.path, Data: rf.data}
+	}
+	errs = append(errs, parseFiles(p.Files, opts.Parallelism)...)
+	return p, errors.Join(errs...)
+}
+
+// WithProfile returns the payload as a cluster of another profile sees it:
+// the manifests/ templates are rendered again with {{.ClusterProfile}} set to
+// profile; release-manifests/ are shared, not parsed again.
+func (p *Payload) WithProfile(profile string) (*Payload, error) {
+	if profile == p.profile() {
+		return p, nil
+	}
+	q := *p
+	q.opts.ClusterProfile = profile
+	cvo, findings := q.renderTemplates(profile)
+	if errs := parseFiles(cvo, p.opts.Parallelism); len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	// The templated files come first in load order; keep the rest as they are.
+	q.Files = append(cvo, p.Files[countPrefix(p.Files, ManifestDir+"/"):]...)
+	q.Findings = append(nonTemplateFindings(p.Findings), findings...)
+	return &q, nil
+}
+
+func countPrefix(files []*File, prefix string) int {
+	n := 0
+	for n < len(files) && strings.HasPrefix(files[n].Path, prefix) {
+		n++
+	}
+	return n
+}
+
+func nonTemplateFindings(fs []manifest.Finding) []manifest.Finding {
+	var out []manifest.Finding
+	for _, f := range fs {
+		if !strings.HasPrefix(f.File, ManifestDir+"/") {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func (p *Payload) profile() string {
+	if p.opts.ClusterProfile == "" {
+		return DefaultProfile
+	}
+	return p.opts.ClusterProfile
+}
+
+// templateData is what manifests/ templates see.
+type templateData struct {
+	ReleaseImage   string
+	ClusterProfile string
+	Images         map[string]string
+}
+
+func (p *Payload) renderTemplates(profile string) ([]*File, []manifest.Finding) {
+	if profile == "" {
+		profile = DefaultProfile
+	}
+	data := templateData{ReleaseImage: p.opts.ReleaseImage, ClusterProfile: profile, Images: p.Images()}
+	if data.ReleaseImage == "" && p.Release != nil {
+		data.ReleaseImage = "quay.io/openshift-release-dev/ocp-release:" + p.Release.Version
+	}
+	var files []*File
+	var findings []manifest.Finding
+	for _, rf := range p.cvoFiles {
+		out, err := renderTemplate(rf.path, rf.data, data)
+		if err != nil {
+			findings = append(findings, manifest.Finding{File: rf.path, Doc: -1, Severity: manifest.SeverityWarning,
+				Message: fmt.Sprintf("skipped: template did not render: %v", err)})
+			continue
+		}
+		files = append(files, &File{Path: rf.path, Data: out})
+	}
+	return files, findings
+}
+
+func renderTemplate(name string, in []byte, data templateData) ([]byte, error) {
+	if !bytes.Contains(in, []byte("{{")) {
+		return in, nil
+	}
+	t, err := template.New(name).Parse(string(in))
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := t.Execute(&buf, data); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// parseFiles parses files in parallel, each result in its own slot, and
+// returns the errors in file order.
+func parseFiles(files []*File, parallelism int) []error {
+	if parallelism <= 0 {
+		parallelism = runtime.GOMAXPROCS(0)
+	}
+	errs := make([]error, len(files))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < min(parallelism, len(files)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				files[i].Manifests, errs[i] = manifest.Parse(files[i].Path, files[i].Data)
+			}
+		}()
+	}
+	for i := range files {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return slices.DeleteFunc(errs, func(e error) bool { return e == nil })
+}
+
+// cincinnatiMetadata is the release-metadata file format.
+type cincinnatiMetadata struct {
+	Kind     string         `json:"kind"`
+	Version  string         `json:"version"`
+	Previous []string       `json:"previous,omitempty"`
+	Next     []string       `json:"next,omitempty"`
+	Metadata map[string]any `json:"metadata,omitempty"`
+}
+
+func loadMetadata(fsys fs.FS) (*Release, *imagev1.ImageStream, []error) {
+	var errs []error
+	metaPath := ReleaseManifestDir + "/" + ReleaseMetadataFile
+	imsPath := ReleaseManifestDir + "/" + ImageReferencesFile
+	fileErr := func(file string, err error) error {
+		return &manifest.ParseError{File: file, Doc: -1, Err: err}
+	}
+
+	var rel *Release
+	if data, err := fs.ReadFile(fsys, metaPath); err != nil {
+		errs = append(errs, fileErr(metaPath, err))
+	} else if r, err := ParseReleaseMetadata(data); err != nil {
+		errs = append(errs, fileErr(metaPath, err))
+	} else {
+		rel = r
+	}
+
+	var ims *imagev1.ImageStream
+	if data, err := fs.ReadFile(fsys, imsPath); err != nil {
+		errs = append(errs, fileErr(imsPath, err))
+	} else if s, err := ParseImageReferences(data); err != nil {
+		errs = append(errs, fileErr(imsPath, err))
+	} else {
+		ims = s
+	}
+	if rel != nil && ims != nil && ims.Name != rel.Version {
+		errs = append(errs, fileErr(imsPath, fmt.Errorf("ImageStream name %q differs from the version %q in %s", ims.Name, rel.Version, metaPath)))
+	}
+	return rel, ims, errs
+}
+
+// ParseReleaseMetadata decodes and checks a release-metadata file: JSON of
+// kind cincinnati-metadata-v0 with a semver version.
+func ParseReleaseMetadata(data []byte) (*Release, error) {
+	var m cincinnatiMetadata
+	dec := json.NewDecoder(bytes.NewReader(bytes.TrimPrefix(data, []byte{0xEF, 0xBB, 0xBF})))
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("not valid JSON: %w", err)
+	}
+	if m.Kind != "cincinnati-metadata-v0" {
+		return nil, fmt.Errorf("kind is %q, want cincinnati-metadata-v0", m.Kind)
+	}
+	if m.Version == "" {
+		return nil, errors.New("version is required")
+	}
+	v, err := semver.Parse(m.Version)
+	if err != nil {
+		return nil, fmt.Errorf("version %q is not semver: %w", m.Version, err)
+	}
+	for _, list := range [][]string{m.Previous, m.Next} {
+		for _, e := range list {
+			if _, err := semver.Parse(e); err != nil {
+				return nil, fmt.Errorf("update edge %q is not semver: %w", e, err)
+			}
+		}
+	}
+	return &Release{Version: m.Version, Semver: v, Previous: m.Previous, Next: m.Next, Metadata: m.Metadata}, nil
+}
+
+// ParseImageReferences decodes and checks an image-references file: an
+// image.openshift.io/v1 ImageStream (JSON or YAML) whose tags each have a
+// unique name and a DockerImage pull spec.
+func ParseImageReferences(data []byte) (*imagev1.ImageStream, error) {
+	var ims imagev1.ImageStream
+	if err := yaml.UnmarshalStrict(data, &ims); err != nil {
+		return nil, fmt.Errorf("not an ImageStream: %w", err)
+	}
+	if ims.Kind != "ImageStream" || (ims.APIVersion != "image.openshift.io/v1" && ims.APIVersion != "v1") {
+		return nil, fmt.Errorf("is %s %s, want image.openshift.io/v1 ImageStream", ims.APIVersion, ims.Kind)
+	}
+	if ims.Name == "" {
+		return nil, errors.New("metadata.name (the release version) is required")
+	}
+	seen := map[string]bool{}
+	for i, tag := range ims.Spec.Tags {
+		switch {
+		case tag.Name == "":
+			return nil, fmt.Errorf("spec.tags[%d]: name is required", i)
+		case seen[tag.Name]:
+			return nil, fmt.Errorf("spec.tags[%d]: tag %q repeated", i, tag.Name)
+		case tag.From == nil || tag.From.Name == "":
+			return nil, fmt.Errorf("spec.tags[%d] (%s): from.name (a pull spec) is required", i, tag.Name)
+		case tag.From.Kind != "DockerImage":
+			return nil, fmt.Errorf("spec.tags[%d] (%s): from.kind is %q, want DockerImage", i, tag.Name, tag.From.Kind)
+		}
+		seen[tag.Name] = true
+	}
+	return &ims, nil
+}

@@ -1,0 +1,130 @@
+package plan
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/payload-apply/payload-apply/lib/manifest"
+	"github.com/payload-apply/payload-apply/payload"
+)
+
+// MarshalObject returns the object as YAML (keys sorted, as kubectl prints).
+func MarshalObject(m *manifest.Manifest) ([]byte, error) {
+	out, err := yaml.Marshal(m.Obj.Object)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: marshal: %w", m.Position(), m.ID(), err)
+	}
+	return out, nil
+}
+
+// WriteYAML writes the plan's objects in apply order as one multi-document
+// YAML stream, each document headed by a "# Source: FILE#DOC" comment.
+func (p *Plan) WriteYAML(w io.Writer) error {
+	var b bytes.Buffer
+	for _, m := range p.Objects {
+		data, err := MarshalObject(m)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "---\n# Source: %s\n", m.Position())
+		b.Write(data)
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// WriteList writes one line per object in apply order:
+// RUNLEVEL<TAB>COMPONENT<TAB>FILE<TAB>APIVERSION<TAB>KIND<TAB>NAMESPACE<TAB>NAME.
+// RUNLEVEL and COMPONENT are "-" for files whose names do not parse.
+func (p *Plan) WriteList(w io.Writer) error {
+	var b bytes.Buffer
+	for _, m := range p.Objects {
+		level, comp := "-", "-"
+		if l, c, ok := payload.ParseFileName(m.OriginalFilename); ok {
+			level, comp = fmt.Sprintf("%02d", l), c
+		}
+		fmt.Fprintf(&b, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", level, comp, m.File, m.Obj.GetAPIVersion(), m.GVK.Kind, m.Obj.GetNamespace(), m.Obj.GetName())
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// WriteExplain writes one line per manifest of the payload in load order:
+// DECISION<TAB>FILE#DOC<TAB>Kind/ns/name<TAB>DETAIL, where DECISION is
+// "included" (DETAIL: the annotation that matched) or "excluded" (DETAIL:
+// the reason).
+func (p *Plan) WriteExplain(w io.Writer) error {
+	var b bytes.Buffer
+	for _, e := range p.Selection.Entries {
+		decision, detail := "excluded", e.Reason
+		if e.Included {
+			decision, detail = "included", e.Matched
+			if detail == "" {
+				detail = "no profile filter"
+			}
+		}
+		fmt.Fprintf(&b, "%s\t%s\t%s\t%s\n", decision, e.Manifest.Position(), e.Manifest.ID(), detail)
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// WriteDir writes the objects under dir, one file per source file at the
+// source's relative path (manifests/..., release-manifests/...), documents in
+// apply order. Files of the source that lost all their objects are not
+// written; nothing else in dir is touched. .json sources are written as a
+// stream of indented JSON objects, everything else as YAML.
+func (p *Plan) WriteDir(dir string) ([]string, error) {
+	var order []string
+	byFile := map[string][]*manifest.Manifest{}
+	for _, m := range p.Objects {
+		if _, ok := byFile[m.File]; !ok {
+			order = append(order, m.File)
+		}
+		byFile[m.File] = append(byFile[m.File], m)
+	}
+	var written []string
+	for _, file := range order {
+		clean := path.Clean(file)
+		if path.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") {
+			return written, fmt.Errorf("%s: refusing to write outside %s", file, dir)
+		}
+		var b bytes.Buffer
+		for i, m := range byFile[file] {
+			if path.Ext(file) == ".json" {
+				data, err := json.MarshalIndent(m.Obj.Object, "", "  ")
+				if err != nil {
+					return written, fmt.Errorf("%s: %s: marshal: %w", m.Position(), m.ID(), err)
+				}
+				b.Write(data)
+				b.WriteByte('\n')
+				continue
+			}
+			data, err := MarshalObject(m)
+			if err != nil {
+				return written, err
+			}
+			if i > 0 {
+				b.WriteString("---\n")
+			}
+			b.Write(data)
+		}
+		target := filepath.Join(dir, filepath.FromSlash(clean))
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			return written, err
+		}
+		if err := os.WriteFile(target, b.Bytes(), 0o644); err != nil {
+			return written, err
+		}
+		written = append(written, target)
+	}
+	return written, nil
+}

@@ -1,0 +1,219 @@
+package plan
+
+import (
+	"io/fs"
+	"strings"
+
+	configv1 "github.com/openshift/api/config/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/payload-apply/payload-apply/lib/manifest"
+	"github.com/payload-apply/payload-apply/payload"
+	"github.com/payload-apply/payload-apply/profiles"
+)
+
+// Options say what to plan. The zero value plans the embedded payload for the
+// default profile and feature set; see the field comments for each default.
+type Options struct {
+	// Payload is the payload root (manifests/ and release-manifests/).
+	// Nil: the embedded reference payload.
+	Payload fs.FS
+	// Loaded, when set, is used instead of loading Payload again (for
+	// planning several selections of one payload).
+	Loaded *payload.Payload
+	// ReleaseImage is {{.ReleaseImage}} for manifests/ templates.
+	ReleaseImage string
+
+	// Profiles are the known profiles. Nil: the embedded ones.
+	Profiles *profiles.Set
+	// Profile is the profile in effect. Empty: profiles.Default.
+	Profile string
+
+	// FeatureSet is the feature set ("" is Default).
+	FeatureSet string
+	// FeatureGates are explicit gates, "Gate" to enable and "-Gate" to
+	// disable. For CustomNoUpgrade they are exactly the enabled gates;
+	// otherwise they override openshift/api's defaults.
+	FeatureGates []string
+	// FeatureGate, when set, is a FeatureGate object whose status lists the
+	// enabled gates for the release version; its spec.featureSet is used when
+	// FeatureSet is empty. FeatureGates still apply on top.
+	FeatureGate *configv1.FeatureGate
+
+	// Capabilities turns on the capability filter with BaselineCapabilitySet
+	// (empty: vCurrent) and AdditionalCapabilities. Off: no capability filter,
+	// as `cluster-version-operator render` does.
+	Capabilities           bool
+	BaselineCapabilitySet  string
+	AdditionalCapabilities []string
+
+	// ExcludeID excludes manifests annotated exclude.release.openshift.io/<id>: "true".
+	ExcludeID string
+}
+
+// Plan is the outcome of Build.
+type Plan struct {
+	// Payload is the loaded payload, templated for Profile.
+	Payload *payload.Payload
+	// Profile is the profile in effect and ProfileChain its names, nearest first.
+	Profile      string
+	ProfileChain []string
+	// FeatureSet is the feature set in effect.
+	FeatureSet configv1.FeatureSet
+	// FeatureGates are the enabled gates.
+	FeatureGates sets.Set[string]
+	// Selector is the inclusion filter that was applied.
+	Selector *manifest.Selector
+	// Selection holds every manifest with its decision.
+	Selection *payload.Selection
+	// Objects are the objects to apply, in apply order.
+	Objects []*manifest.Manifest
+	// Graph is the task graph over Objects.
+	Graph *payload.TaskGraph
+	// Findings are warnings met on the way (never errors).
+	Findings []manifest.Finding
+}
+
+// Build runs the pipeline. Errors name the file and document where there is
+// one; several problems are joined.
+func Build(opts Options) (*Plan, error) {
+	r, err := resolve(opts)
+	if err != nil {
+		return nil, err
+	}
+	selection, err := r.payload.Select(r.selector)
+	if err != nil {
+		return nil, err
+	}
+	pl := &Plan{
+		Payload:      r.payload,
+		Profile:      r.profile,
+		ProfileChain: r.chain,
+		FeatureSet:   r.featureSet,
+		FeatureGates: r.selector.FeatureGates,
+		Selector:     r.selector,
+		Selection:    selection,
+		Findings:     append([]manifest.Finding(nil), r.payload.Findings...),
+	}
+	pl.Graph = payload.NewTaskGraph(selection.Included)
+	pl.Objects = make([]*manifest.Manifest, len(pl.Graph.Tasks))
+	for i, t := range pl.Graph.Tasks {
+		pl.Objects[i] = t.Manifest
+	}
+	return pl, nil
+}
+
+// resolved is Options turned into the things selection needs.
+type resolved struct {
+	profiles   *profiles.Set
+	profile    string
+	chain      []string
+	payload    *payload.Payload
+	featureSet configv1.FeatureSet
+	selector   *manifest.Selector
+}
+
+func resolve(opts Options) (*resolved, error) {
+	set := opts.Profiles
+	if set == nil {
+		var err error
+		if set, err = profiles.Embedded(); err != nil {
+			return nil, err
+		}
+	}
+	profile := opts.Profile
+	if profile == "" {
+		profile = profiles.Default
+	}
+	chain, err := set.ChainNames(profile)
+	if err != nil {
+		return nil, err
+	}
+	gateProfile, err := set.GateProfile(profile)
+	if err != nil {
+		return nil, err
+	}
+
+	p := opts.Loaded
+	if p == nil {
+		fsys := opts.Payload
+		if fsys == nil {
+			fsys = payload.Embedded()
+		}
+		if p, err = payload.Load(fsys, payload.LoadOptions{ReleaseImage: opts.ReleaseImage, ClusterProfile: profile}); err != nil {
+			return nil, err
+		}
+	} else if p, err = p.WithProfile(profile); err != nil {
+		return nil, err
+	}
+
+	featureSetName := opts.FeatureSet
+	var fgGates sets.Set[string]
+	if opts.FeatureGate != nil {
+		version := ""
+		if p.Release != nil {
+			version = p.Release.Version
+		}
+		var fgSet configv1.FeatureSet
+		if fgSet, fgGates, err = payload.GatesFromFeatureGate(opts.FeatureGate, version); err != nil {
+			return nil, err
+		}
+		if featureSetName == "" {
+			featureSetName = string(fgSet)
+		}
+	}
+	featureSet, err := payload.FeatureSetName(featureSetName)
+	if err != nil {
+		return nil, err
+	}
+	major := uint64(4)
+	if mv := p.Release.MajorVersion(); mv != nil {
+		major = *mv
+	}
+	var gates sets.Set[string]
+	if fgGates != nil {
+		// The FeatureGate object's list, with explicit gates on top.
+		gates = fgGates
+		if _, err := payload.EnabledFeatureGates(major, gateProfile, configv1.CustomNoUpgrade, opts.FeatureGates); err != nil {
+			return nil, err
+		}
+		for _, g := range opts.FeatureGates {
+			if name, off := strings.CutPrefix(strings.TrimSpace(g), "-"); off {
+				gates.Delete(name)
+			} else if name != "" {
+				gates.Insert(strings.TrimPrefix(name, "+"))
+			}
+		}
+	} else if gates, err = payload.EnabledFeatureGates(major, gateProfile, featureSet, opts.FeatureGates); err != nil {
+		return nil, err
+	}
+
+	annotationSet := FeatureSetLabel(featureSet)
+	sel := &manifest.Selector{
+		Profiles:     chain,
+		FeatureSet:   &annotationSet,
+		FeatureGates: gates,
+		MajorVersion: p.Release.MajorVersion(),
+	}
+	if opts.ExcludeID != "" {
+		id := opts.ExcludeID
+		sel.ExcludeID = &id
+	}
+	if opts.Capabilities {
+		caps, err := payload.Capabilities(opts.BaselineCapabilitySet, opts.AdditionalCapabilities)
+		if err != nil {
+			return nil, err
+		}
+		sel.Capabilities = caps
+	}
+	return &resolved{profiles: set, profile: profile, chain: chain, payload: p, featureSet: featureSet, selector: sel}, nil
+}
+
+// FeatureSetLabel prints a feature set the way the annotation spells it
+// ("Default" for the empty set).
+func FeatureSetLabel(s configv1.FeatureSet) string {
+	if s == "" {
+		return "Default"
+	}
+	return string(s)
+}

@@ -1,0 +1,266 @@
+package plan
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/payload-apply/payload-apply/lib/manifest"
+	"github.com/payload-apply/payload-apply/payload"
+	"github.com/payload-apply/payload-apply/profiles"
+)
+
+// Validate checks a payload the way `payload-apply validate` reports it and
+// returns every finding, sorted by file and document: parse errors,
+// repeated YAML keys, annotation lint, objects included twice (for every
+// profile and feature set, or only those opts names), image references, and
+// file names the task graph cannot order. The error is for problems that stop
+// validation itself (an unreadable payload, unknown options).
+func Validate(opts Options) ([]manifest.Finding, error) {
+	set := opts.Profiles
+	if set == nil {
+		var err error
+		if set, err = profiles.Embedded(); err != nil {
+			return nil, err
+		}
+	}
+	fsys := opts.Payload
+	if fsys == nil {
+		fsys = payload.Embedded()
+	}
+	p := opts.Loaded
+	var findings []manifest.Finding
+	if p == nil {
+		var err error
+		p, err = payload.Load(fsys, payload.LoadOptions{ReleaseImage: opts.ReleaseImage, ClusterProfile: opts.Profile})
+		if p == nil {
+			return nil, err
+		}
+		findings = append(findings, errorFindings(err)...)
+	}
+	findings = append(findings, p.Findings...)
+
+	linter := manifest.NewLinter(set.Names())
+	for _, f := range p.Files {
+		docs, err := manifest.SplitDocuments(f.Data)
+		if err == nil {
+			for _, d := range docs {
+				findings = append(findings, manifest.DuplicateKeys(f.Path, d)...)
+			}
+		}
+		if _, _, ok := payload.ParseFileName(f.Path); !ok {
+			findings = append(findings, manifest.Finding{File: f.Path, Doc: -1, Severity: manifest.SeverityWarning,
+				Message: "file name does not follow 0000_<NN>_<component>_<name>: it is applied last, serially"})
+		}
+		for i := range f.Manifests {
+			findings = append(findings, linter.Lint(&f.Manifests[i])...)
+		}
+	}
+
+	dups, err := duplicateFindings(p, set, opts)
+	if err != nil {
+		return nil, err
+	}
+	findings = append(findings, dups...)
+	findings = append(findings, imageFindings(p)...)
+	SortFindings(findings)
+	return findings, nil
+}
+
+// errorFindings turns a load error into findings, one per joined error.
+func errorFindings(err error) []manifest.Finding {
+	if err == nil {
+		return nil
+	}
+	var out []manifest.Finding
+	var walk func(error)
+	walk = func(err error) {
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range j.Unwrap() {
+				walk(e)
+			}
+			return
+		}
+		var pe *manifest.ParseError
+		if errors.As(err, &pe) {
+			out = append(out, manifest.Finding{File: pe.File, Doc: pe.Doc, Severity: manifest.SeverityError, Message: pe.Err.Error()})
+			return
+		}
+		out = append(out, manifest.Finding{File: "payload", Doc: -1, Severity: manifest.SeverityError, Message: err.Error()})
+	}
+	walk(err)
+	return out
+}
+
+// duplicateFindings selects the payload for every profile and feature set
+// (or the ones opts names) and reports each object included twice once.
+func duplicateFindings(p *payload.Payload, set *profiles.Set, opts Options) ([]manifest.Finding, error) {
+	profileNames := set.Names()
+	if opts.Profile != "" {
+		profileNames = []string{opts.Profile}
+	}
+	featureSets := manifest.KnownFeatureSets()
+	if opts.FeatureSet != "" {
+		featureSets = []string{opts.FeatureSet}
+	}
+	seen := map[string]bool{}
+	var out []manifest.Finding
+	for _, prof := range profileNames {
+		for _, fs := range featureSets {
+			o := opts
+			o.Loaded, o.Profile, o.FeatureSet, o.Profiles = p, prof, fs, set
+			r, err := resolve(o)
+			if err != nil {
+				return nil, err
+			}
+			_, err = r.payload.Select(r.selector)
+			if err == nil {
+				continue
+			}
+			for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+				var d *payload.DuplicateError
+				if !errors.As(e, &d) {
+					continue
+				}
+				key := d.First.Position() + "|" + d.Second.Position()
+				if seen[key] {
+					continue
+				}
+				seen[key] = true
+				out = append(out, manifest.Finding{File: d.Second.File, Doc: d.Second.Doc, Severity: manifest.SeverityError,
+					Message: fmt.Sprintf("%s is also defined in %s; both are included for profile %s, feature set %s", d.Second.ID(), d.First.Position(), prof, fs)})
+			}
+		}
+	}
+	return out, nil
+}
+
+// imageFindings checks container images against image-references: every
+// image must be a well-formed pull spec, should be one of the tags' pull
+// specs (or the release image), and every tag should be used.
+func imageFindings(p *payload.Payload) []manifest.Finding {
+	var out []manifest.Finding
+	images := p.Images()
+	known := map[string]string{} // pull spec -> tag
+	for tag, spec := range images {
+		known[spec] = tag
+		if _, err := name.ParseReference(spec); err != nil {
+			out = append(out, manifest.Finding{File: payload.ReleaseManifestDir + "/" + payload.ImageReferencesFile, Doc: -1,
+				Severity: manifest.SeverityError, Message: fmt.Sprintf("tag %s: pull spec %q: %v", tag, spec, err)})
+		}
+	}
+	used := map[string]bool{}
+	for _, m := range p.Manifests() {
+		// A tag is used when its pull spec appears anywhere in a manifest
+		// (container images, but also env values such as operand images),
+		// which is what a release build substitutes.
+		for s := range stringValues(m.Obj.Object) {
+			if tag, ok := known[s]; ok {
+				used[tag] = true
+			}
+		}
+		for _, img := range ContainerImages(m.Obj) {
+			if _, err := name.ParseReference(img); err != nil {
+				out = append(out, manifest.Finding{File: m.File, Doc: m.Doc, Severity: manifest.SeverityError,
+					Message: fmt.Sprintf("%s: image %q is not a valid pull spec: %v", m.ID(), img, err)})
+				continue
+			}
+			if _, ok := known[img]; !ok && p.ImageStream != nil && !strings.HasPrefix(m.File, payload.ManifestDir+"/") {
+				out = append(out, manifest.Finding{File: m.File, Doc: m.Doc, Severity: manifest.SeverityWarning,
+					Message: fmt.Sprintf("%s: image %q is not in image-references: a release build will not substitute it", m.ID(), img)})
+			}
+		}
+	}
+	var unused []string
+	for tag := range images {
+		if !used[tag] {
+			unused = append(unused, tag)
+		}
+	}
+	sort.Strings(unused)
+	for _, tag := range unused {
+		out = append(out, manifest.Finding{File: payload.ReleaseManifestDir + "/" + payload.ImageReferencesFile, Doc: -1,
+			Severity: manifest.SeverityWarning, Message: fmt.Sprintf("tag %s (%s) is used by no manifest", tag, images[tag])})
+	}
+	return out
+}
+
+// ContainerImages returns the image of every container, init container and
+// ephemeral container in obj's pod specs (Pods, workload templates, CronJob
+// job templates), in document order.
+func ContainerImages(obj *unstructured.Unstructured) []string {
+	var out []string
+	var walk func(v any, key string)
+	walk = func(v any, key string) {
+		switch t := v.(type) {
+		case map[string]any:
+			keys := make([]string, 0, len(t))
+			for k := range t {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				walk(t[k], k)
+			}
+		case []any:
+			for _, e := range t {
+				if key == "containers" || key == "initContainers" || key == "ephemeralContainers" {
+					if c, ok := e.(map[string]any); ok {
+						if img, ok := c["image"].(string); ok {
+							out = append(out, img)
+						}
+					}
+					continue
+				}
+				walk(e, "")
+			}
+		}
+	}
+	if spec, ok := obj.Object["spec"]; ok && obj.GetKind() != "CustomResourceDefinition" {
+		walk(spec, "spec")
+	}
+	return out
+}
+
+// SortFindings sorts by file, document, then severity (errors first) and message.
+func SortFindings(fs []manifest.Finding) {
+	sort.SliceStable(fs, func(i, j int) bool {
+		a, b := fs[i], fs[j]
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if a.Doc != b.Doc {
+			return a.Doc < b.Doc
+		}
+		if a.Severity != b.Severity {
+			return a.Severity == manifest.SeverityError
+		}
+		return a.Message < b.Message
+	})
+}
+
+// stringValues yields every string value in an unstructured object.
+func stringValues(v any) map[string]struct{} {
+	out := map[string]struct{}{}
+	var walk func(any)
+	walk = func(v any) {
+		switch t := v.(type) {
+		case string:
+			out[t] = struct{}{}
+		case map[string]any:
+			for _, e := range t {
+				walk(e)
+			}
+		case []any:
+			for _, e := range t {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	return out
+}
