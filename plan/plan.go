@@ -1,12 +1,14 @@
 package plan
 
 import (
+	"context"
 	"io/fs"
 	"strings"
 
 	configv1 "github.com/openshift/api/config/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 
+	"github.com/payload-apply/payload-apply/lib/component"
 	"github.com/payload-apply/payload-apply/lib/manifest"
 	"github.com/payload-apply/payload-apply/payload"
 	"github.com/payload-apply/payload-apply/profiles"
@@ -49,6 +51,21 @@ type Options struct {
 
 	// ExcludeID excludes manifests annotated exclude.release.openshift.io/<id>: "true".
 	ExcludeID string
+
+	// ClusterConfig holds the cluster facts from --cluster-config; nil: the
+	// profile's defaults. Its cluster-profile ConfigMap names the profile
+	// when Profile is empty, and its FeatureGate stands in for FeatureGate
+	// when that is nil.
+	ClusterConfig *component.ClusterConfig
+	// ExtraManifests is a directory of admin manifests (--extra-manifests),
+	// or nil. They are not filtered by inclusion annotations.
+	ExtraManifests fs.FS
+	// Catalog is a file-based operator catalog (--catalog), or nil.
+	Catalog fs.FS
+	// Hooks are the component render hooks, run in order. Nil: DefaultHooks().
+	Hooks []component.Hook
+	// Settings are component options by key (see component.Input.Settings).
+	Settings map[string]string
 }
 
 // Plan is the outcome of Build.
@@ -66,7 +83,13 @@ type Plan struct {
 	Selector *manifest.Selector
 	// Selection holds every manifest with its decision.
 	Selection *payload.Selection
-	// Objects are the objects to apply, in apply order.
+	// Extra are the admin's extra manifests as loaded.
+	Extra []*manifest.Manifest
+	// Cluster are the cluster facts the components saw.
+	Cluster *component.ClusterConfig
+	// Objects are the objects to apply, in apply order: the included
+	// objects after overlays, the extra manifests, and what the component
+	// hooks added, less what they removed.
 	Objects []*manifest.Manifest
 	// Graph is the task graph over Objects.
 	Graph *payload.TaskGraph
@@ -77,6 +100,11 @@ type Plan struct {
 // Build runs the pipeline. Errors name the file and document where there is
 // one; several problems are joined.
 func Build(opts Options) (*Plan, error) {
+	return BuildContext(context.Background(), opts)
+}
+
+// BuildContext is Build with a context for the component hooks.
+func BuildContext(ctx context.Context, opts Options) (*Plan, error) {
 	r, err := resolve(opts)
 	if err != nil {
 		return nil, err
@@ -95,7 +123,46 @@ func Build(opts Options) (*Plan, error) {
 		Selection:    selection,
 		Findings:     append([]manifest.Finding(nil), r.payload.Findings...),
 	}
-	pl.Graph = payload.NewTaskGraph(selection.Included)
+	objects := selection.Included
+
+	if opts.ExtraManifests != nil {
+		if pl.Extra, err = LoadExtraManifests(opts.ExtraManifests); err != nil {
+			return nil, err
+		}
+	}
+	pl.Cluster = opts.ClusterConfig
+	if pl.Cluster == nil {
+		pl.Cluster = defaultClusterConfig(r.profile)
+	}
+	hooks := opts.Hooks
+	if hooks == nil {
+		hooks = DefaultHooks()
+	}
+	version := ""
+	if r.payload.Release != nil {
+		version = r.payload.Release.Version
+	}
+	in := &component.Input{
+		Objects:            objects,
+		Extra:              pl.Extra,
+		Cluster:            pl.Cluster,
+		ProfileChain:       r.chain,
+		HostedControlPlane: isHosted(r.chain),
+		FeatureSet:         FeatureSetLabel(r.featureSet),
+		FeatureGates:       r.selector.FeatureGates,
+		ReleaseVersion:     version,
+		Catalog:            opts.Catalog,
+		Settings:           opts.Settings,
+	}
+	final, findings, err := runHooks(ctx, hooks, in)
+	if err != nil {
+		return nil, err
+	}
+	pl.Findings = append(pl.Findings, findings...)
+	if err := payload.CheckDuplicates(final); err != nil {
+		return nil, err
+	}
+	pl.Graph = payload.NewTaskGraph(final)
 	pl.Objects = make([]*manifest.Manifest, len(pl.Graph.Tasks))
 	for i, t := range pl.Graph.Tasks {
 		pl.Objects[i] = t.Manifest
@@ -122,6 +189,9 @@ func resolve(opts Options) (*resolved, error) {
 		}
 	}
 	profile := opts.Profile
+	if profile == "" && opts.ClusterConfig != nil {
+		profile = opts.ClusterConfig.Profile
+	}
 	if profile == "" {
 		profile = profiles.Default
 	}
@@ -149,6 +219,9 @@ func resolve(opts Options) (*resolved, error) {
 
 	featureSetName := opts.FeatureSet
 	var fgGates sets.Set[string]
+	if opts.FeatureGate == nil && opts.ClusterConfig != nil && opts.ClusterConfig.FeatureGate != nil {
+		opts.FeatureGate = opts.ClusterConfig.FeatureGate
+	}
 	if opts.FeatureGate != nil {
 		version := ""
 		if p.Release != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 	"sigs.k8s.io/yaml"
 
+	"github.com/payload-apply/payload-apply/lib/component"
 	"github.com/payload-apply/payload-apply/plan"
 	"github.com/payload-apply/payload-apply/profiles"
 )
@@ -26,6 +27,8 @@ type selectionFlags struct {
 	baselineCapabilitySet  string
 	additionalCapabilities []string
 	excludeID              string
+	clusterConfig          string
+	extraManifests         string
 
 	fs *pflag.FlagSet
 }
@@ -41,6 +44,8 @@ func (f *selectionFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.baselineCapabilitySet, "baseline-capability-set", "", "baseline capability set (e.g. None, vCurrent); with --additional-capabilities turns on the capability filter")
 	fs.StringSliceVar(&f.additionalCapabilities, "additional-capabilities", nil, "capabilities enabled on top of the baseline, comma separated")
 	fs.StringVar(&f.excludeID, "exclude", "", "exclude manifests annotated exclude.release.openshift.io/<ID>: \"true\"")
+	fs.StringVar(&f.clusterConfig, "cluster-config", "", "cluster facts as the installer writes them: YAML with config.openshift.io/v1 Infrastructure \"cluster\" and optionally Ingress, FeatureGate and ConfigMap openshift-config/cluster-profile")
+	fs.StringVar(&f.extraManifests, "extra-manifests", "", "directory of admin manifests (PlatformOperators, PerformanceProfiles, IngressControllers, ...) applied as given, not filtered by inclusion annotations")
 }
 
 // options turns the flags into plan options; files named by flags are read
@@ -62,6 +67,25 @@ func (f *selectionFlags) options() (plan.Options, error) {
 			return opts, err
 		}
 		opts.Payload = fsys
+	}
+	if f.clusterConfig != "" {
+		data, err := os.ReadFile(f.clusterConfig)
+		if err != nil {
+			return opts, usageErrorf("--cluster-config: %v", err)
+		}
+		if opts.ClusterConfig, err = component.ParseClusterConfig(f.clusterConfig, data); err != nil {
+			return opts, err
+		}
+	}
+	if f.extraManifests != "" {
+		st, err := os.Stat(f.extraManifests)
+		if err != nil {
+			return opts, usageErrorf("--extra-manifests: %v", err)
+		}
+		if !st.IsDir() {
+			return opts, usageErrorf("--extra-manifests %s: not a directory", f.extraManifests)
+		}
+		opts.ExtraManifests = os.DirFS(f.extraManifests)
 	}
 	if f.featureGateManifest != "" {
 		data, err := os.ReadFile(f.featureGateManifest)

@@ -332,3 +332,22 @@ func shiftYAMLLines(msg string, offset int) string {
 		return "line " + strconv.Itoa(n+offset)
 	})
 }
+
+// FromObject builds a Manifest from an object held in memory (a generated
+// object), decoded through the same path as parsed ones. file and doc give
+// its position.
+func FromObject(file string, doc int, obj map[string]any) (*Manifest, error) {
+	raw, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkRequired(raw); err != nil {
+		return nil, err
+	}
+	m := &Manifest{File: file, Doc: doc, Line: 0}
+	if err := m.Manifest.UnmarshalJSON(raw); err != nil {
+		return nil, err
+	}
+	m.OriginalFilename = baseName(file)
+	return m, nil
+}

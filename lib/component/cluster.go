@@ -1,0 +1,142 @@
+package component
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	configv1 "github.com/openshift/api/config/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/payload-apply/payload-apply/lib/manifest"
+)
+
+// ClusterConfig holds the cluster facts components read, as the installer
+// writes them: the Infrastructure, Ingress and FeatureGate config objects
+// named "cluster" and the profile from ConfigMap
+// openshift-config/cluster-profile.
+type ClusterConfig struct {
+	// File is where the facts came from ("" when they are the profile's
+	// defaults rather than a --cluster-config file).
+	File string
+	// Infrastructure is never nil: given, or the profile's defaults.
+	Infrastructure *configv1.Infrastructure
+	// Ingress is the Ingress config, or nil when not given.
+	Ingress *configv1.Ingress
+	// FeatureGate is the FeatureGate config, or nil when not given.
+	FeatureGate *configv1.FeatureGate
+	// Profile is data.profile of the cluster-profile ConfigMap, or "".
+	Profile string
+}
+
+// Given reports whether the facts came from a file rather than defaults.
+func (c *ClusterConfig) Given() bool { return c.File != "" }
+
+// Known values of the topology and placement enums, as openshift/api
+// documents them.
+var (
+	controlPlaneTopologies = []configv1.TopologyMode{configv1.HighlyAvailableTopologyMode, configv1.HighlyAvailableArbiterMode,
+		configv1.SingleReplicaTopologyMode, configv1.ExternalTopologyMode, configv1.DualReplicaTopologyMode}
+	infrastructureTopologies = []configv1.TopologyMode{configv1.HighlyAvailableTopologyMode, configv1.SingleReplicaTopologyMode}
+	placements               = []configv1.DefaultPlacement{"", configv1.DefaultPlacementWorkers, configv1.DefaultPlacementControlPlane}
+)
+
+// ParseClusterConfig reads a --cluster-config file: a multi-document YAML of
+// config.openshift.io/v1 Infrastructure (required), Ingress and FeatureGate,
+// each named "cluster", and optionally the ConfigMap
+// openshift-config/cluster-profile. Objects are decoded strictly with the
+// openshift/api types (unknown fields are errors) and enum values are
+// checked; every problem is reported as FILE#DOC: message.
+func ParseClusterConfig(file string, data []byte) (*ClusterConfig, error) {
+	ms, err := manifest.Parse(file, data)
+	if err != nil {
+		return nil, err
+	}
+	c := &ClusterConfig{File: file}
+	var errs []error
+	fail := func(m *manifest.Manifest, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s: %s", m.Position(), m.ID(), fmt.Sprintf(format, args...)))
+	}
+	seen := map[manifest.ID]bool{}
+	for i := range ms {
+		m := &ms[i]
+		id := m.ID()
+		if seen[id] {
+			fail(m, "defined twice")
+			continue
+		}
+		seen[id] = true
+		gk := m.GVK.GroupKind()
+		switch {
+		case gk.Group == configv1.GroupName && (gk.Kind == "Infrastructure" || gk.Kind == "Ingress" || gk.Kind == "FeatureGate"):
+			if m.GVK.Version != "v1" {
+				fail(m, "apiVersion %s: want config.openshift.io/v1", m.Obj.GetAPIVersion())
+				continue
+			}
+			if m.Obj.GetName() != "cluster" {
+				fail(m, "the cluster's %s must be named \"cluster\"", gk.Kind)
+				continue
+			}
+			var target any
+			switch gk.Kind {
+			case "Infrastructure":
+				c.Infrastructure = &configv1.Infrastructure{}
+				target = c.Infrastructure
+			case "Ingress":
+				c.Ingress = &configv1.Ingress{}
+				target = c.Ingress
+			case "FeatureGate":
+				c.FeatureGate = &configv1.FeatureGate{}
+				target = c.FeatureGate
+			}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(m.Obj.Object, target, true); err != nil {
+				fail(m, "%v", err)
+			}
+		case gk.Group == "" && gk.Kind == "ConfigMap" && m.Obj.GetNamespace() == "openshift-config" && m.Obj.GetName() == "cluster-profile":
+			data, _ := m.Obj.Object["data"].(map[string]any)
+			p, ok := data["profile"].(string)
+			if !ok || p == "" {
+				fail(m, "data.profile is required (a profile name)")
+				continue
+			}
+			c.Profile = p
+		default:
+			fail(m, "unexpected object: want config.openshift.io/v1 Infrastructure, Ingress, FeatureGate or ConfigMap openshift-config/cluster-profile")
+		}
+	}
+	if c.Infrastructure == nil && len(errs) == 0 {
+		errs = append(errs, fmt.Errorf("%s: an Infrastructure named \"cluster\" is required", file))
+	}
+	if c.Infrastructure != nil {
+		st := c.Infrastructure.Status
+		if st.ControlPlaneTopology != "" && !slices.Contains(controlPlaneTopologies, st.ControlPlaneTopology) {
+			errs = append(errs, fmt.Errorf("%s: Infrastructure/cluster: status.controlPlaneTopology %q: want one of %v", file, st.ControlPlaneTopology, controlPlaneTopologies))
+		}
+		if st.InfrastructureTopology != "" && !slices.Contains(infrastructureTopologies, st.InfrastructureTopology) {
+			errs = append(errs, fmt.Errorf("%s: Infrastructure/cluster: status.infrastructureTopology %q: want one of %v", file, st.InfrastructureTopology, infrastructureTopologies))
+		}
+	}
+	if c.Ingress != nil && !slices.Contains(placements, c.Ingress.Status.DefaultPlacement) {
+		errs = append(errs, fmt.Errorf("%s: Ingress/cluster: status.defaultPlacement %q: want Workers or ControlPlane", file, c.Ingress.Status.DefaultPlacement))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// PlatformType returns the Infrastructure's platform: status.platformStatus.type,
+// else the deprecated status.platform, else "None".
+func (c *ClusterConfig) PlatformType() configv1.PlatformType {
+	if c.Infrastructure == nil {
+		return configv1.NonePlatformType
+	}
+	if ps := c.Infrastructure.Status.PlatformStatus; ps != nil && ps.Type != "" {
+		return ps.Type
+	}
+	//nolint:staticcheck // status.platform is deprecated but installers still write it.
+	if p := c.Infrastructure.Status.Platform; p != "" {
+		return p
+	}
+	return configv1.NonePlatformType
+}

@@ -1,0 +1,125 @@
+package plan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+
+	configv1 "github.com/openshift/api/config/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/payload-apply/payload-apply/lib/component"
+	"github.com/payload-apply/payload-apply/lib/manifest"
+	"github.com/payload-apply/payload-apply/payload"
+)
+
+// ExtraDir prefixes the File of every extra manifest.
+const ExtraDir = "extra"
+
+// DefaultHooks returns the render hooks of the payload's components, in the
+// order they run.
+func DefaultHooks() []component.Hook {
+	return []component.Hook{}
+}
+
+// LoadExtraManifests reads the .yaml, .yml and .json files at the top of
+// fsys in name order, as the installer's openshift/ directory holds admin
+// manifests. Their File is "extra/<name>"; a name that follows
+// 0000_<NN>_<component>_ places them at that run level, any other runs after
+// the payload. Every bad document is reported.
+func LoadExtraManifests(fsys fs.FS) ([]*manifest.Manifest, error) {
+	entries, err := fs.ReadDir(fsys, ".")
+	if err != nil {
+		return nil, fmt.Errorf("extra manifests: %w", err)
+	}
+	var out []*manifest.Manifest
+	var errs []error
+	for _, e := range entries {
+		if e.IsDir() || !payload.IsManifestFile(e.Name()) {
+			continue
+		}
+		data, err := fs.ReadFile(fsys, e.Name())
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		ms, err := manifest.Parse(path.Join(ExtraDir, e.Name()), data)
+		errs = append(errs, err)
+		for i := range ms {
+			out = append(out, &ms[i])
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// runHooks runs every hook on the same input and merges their outputs:
+// objects removed by any hook go, objects added by any hook come in.
+func runHooks(ctx context.Context, hooks []component.Hook, in *component.Input) ([]*manifest.Manifest, []manifest.Finding, error) {
+	removed := map[manifest.ID]bool{}
+	var added []*manifest.Manifest
+	var findings []manifest.Finding
+	var errs []error
+	for _, h := range hooks {
+		out, err := h.Render(ctx, in)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("component %s: %w", h.Name(), err))
+			continue
+		}
+		if out == nil {
+			continue
+		}
+		for _, id := range out.Remove {
+			removed[id] = true
+		}
+		added = append(added, out.Add...)
+		findings = append(findings, out.Findings...)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, nil, err
+	}
+	final := make([]*manifest.Manifest, 0, len(in.Objects)+len(in.Extra)+len(added))
+	for _, list := range [][]*manifest.Manifest{in.Objects, in.Extra} {
+		for _, m := range list {
+			if !removed[m.ID()] {
+				final = append(final, m)
+			}
+		}
+	}
+	return append(final, added...), findings, nil
+}
+
+// defaultClusterConfig returns the cluster facts a profile implies when no
+// --cluster-config is given.
+func defaultClusterConfig(profile string) *component.ClusterConfig {
+	cp, infra := configv1.HighlyAvailableTopologyMode, configv1.HighlyAvailableTopologyMode
+	switch profile {
+	case "single-node-developer":
+		cp, infra = configv1.SingleReplicaTopologyMode, configv1.SingleReplicaTopologyMode
+	case "hypershift", "ibm-cloud-managed":
+		cp = configv1.ExternalTopologyMode
+	}
+	return &component.ClusterConfig{
+		Infrastructure: &configv1.Infrastructure{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "config.openshift.io/v1", Kind: "Infrastructure"},
+			ObjectMeta: metav1.ObjectMeta{Name: "cluster"},
+			Status: configv1.InfrastructureStatus{
+				ControlPlaneTopology:   cp,
+				InfrastructureTopology: infra,
+				PlatformStatus:         &configv1.PlatformStatus{Type: configv1.NonePlatformType},
+			},
+		},
+		Profile: profile,
+	}
+}
+
+// isHosted reports whether the profile chain describes a hosted control plane.
+func isHosted(chain []string) bool {
+	for _, p := range chain {
+		if p == "hypershift" {
+			return true
+		}
+	}
+	return false
+}
