@@ -107,8 +107,13 @@ func duplicateFindings(p *payload.Payload, set *profiles.Set, opts Options) ([]m
 	if opts.FeatureSet != "" {
 		featureSets = []string{opts.FeatureSet}
 	}
-	seen := map[string]bool{}
-	var out []manifest.Finding
+	type dup struct {
+		err         *payload.DuplicateError
+		profiles    []string
+		featureSets map[string][]string // profile -> feature sets
+	}
+	byKey := map[string]*dup{}
+	var order []string
 	for _, prof := range profileNames {
 		for _, fs := range featureSets {
 			o := opts
@@ -127,14 +132,32 @@ func duplicateFindings(p *payload.Payload, set *profiles.Set, opts Options) ([]m
 					continue
 				}
 				key := d.First.Position() + "|" + d.Second.Position()
-				if seen[key] {
-					continue
+				entry, ok := byKey[key]
+				if !ok {
+					entry = &dup{err: d, featureSets: map[string][]string{}}
+					byKey[key] = entry
+					order = append(order, key)
 				}
-				seen[key] = true
-				out = append(out, manifest.Finding{File: d.Second.File, Doc: d.Second.Doc, Severity: manifest.SeverityError,
-					Message: fmt.Sprintf("%s is also defined in %s; both are included for profile %s, feature set %s", d.Second.ID(), d.First.Position(), prof, fs)})
+				if len(entry.featureSets[prof]) == 0 {
+					entry.profiles = append(entry.profiles, prof)
+				}
+				entry.featureSets[prof] = append(entry.featureSets[prof], fs)
 			}
 		}
+	}
+	var out []manifest.Finding
+	for _, key := range order {
+		d := byKey[key]
+		var where []string
+		for _, prof := range d.profiles {
+			sets := strings.Join(d.featureSets[prof], ", ")
+			if len(d.featureSets[prof]) == len(featureSets) && len(featureSets) > 1 {
+				sets = "every feature set"
+			}
+			where = append(where, fmt.Sprintf("%s (%s)", prof, sets))
+		}
+		out = append(out, manifest.Finding{File: d.err.Second.File, Doc: d.err.Second.Doc, Severity: manifest.SeverityError,
+			Message: fmt.Sprintf("%s is also defined in %s; both are included for %s", d.err.Second.ID(), d.err.First.Position(), strings.Join(where, "; "))})
 	}
 	return out, nil
 }

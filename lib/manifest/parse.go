@@ -264,12 +264,17 @@ func decodeDocument(d Document) (*Manifest, error) {
 	if raw[0] != '{' {
 		return nil, fmt.Errorf("document is not an object (starts with %q)", firstToken(raw))
 	}
-	if err := checkRequired(raw); err != nil {
-		return nil, err
-	}
 	m := &Manifest{}
 	if err := m.Manifest.UnmarshalJSON(raw); err != nil {
+		// The decoder's messages quote the whole object; say what is wrong
+		// in a few words when it is one of the usual problems.
+		if short := checkRequired(raw); short != nil {
+			return nil, short
+		}
 		return nil, err
+	}
+	if m.Obj.GetAPIVersion() == "" {
+		return nil, errors.New("apiVersion is required (a string)")
 	}
 	return m, nil
 }

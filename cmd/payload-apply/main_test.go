@@ -1,0 +1,184 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files under testdata/")
+
+// realPayload is the real OpenShift payload the project's tests read.
+const realPayload = "../../../shared/testdata/ocp-payload"
+
+func requireRealPayload(t testing.TB) string {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(realPayload, "release-manifests")); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("real payload %s is missing: %v", realPayload, err)
+		}
+		t.Skipf("skipping: the real payload %s is not here (%v); it lives in the shared/ checkout beside the project", realPayload, err)
+	}
+	return realPayload
+}
+
+// runCLI runs the command line in-process and returns stdout, stderr and the exit code.
+func runCLI(t testing.TB, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), args, IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
+	return out.String(), errOut.String(), code
+}
+
+// golden compares got with testdata/<test name>/<file>, rewriting it with -update.
+func golden(t *testing.T, file, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", filepath.FromSlash(t.Name()), file)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s differs (-want +got):\n%s", path, diff)
+	}
+}
+
+func TestGoldenEmbedded(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		file string
+	}{
+		{"render", []string{"render"}, "render.yaml"},
+		{"render-list", []string{"render", "--list"}, "list.tsv"},
+		{"render-list-techpreview", []string{"render", "--list", "--feature-set", "TechPreviewNoUpgrade"}, "list.tsv"},
+		{"render-list-hypershift", []string{"render", "--list", "--profile", "hypershift"}, "list.tsv"},
+		{"render-explain", []string{"render", "--explain"}, "explain.tsv"},
+		{"graph-text", []string{"graph"}, "graph.txt"},
+		{"graph-dot", []string{"graph", "--format", "dot"}, "graph.dot"},
+		{"graph-json", []string{"graph", "--format", "json", "--feature-set", "TechPreviewNoUpgrade"}, "graph.json"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errOut, code := runCLI(t, tc.args...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			golden(t, tc.file, out)
+		})
+	}
+}
+
+func TestRenderOutputDir(t *testing.T) {
+	dir := t.TempDir()
+	_, errOut, code := runCLI(t, "render", "-o", dir, "--feature-set", "TechPreviewNoUpgrade")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "release-manifests", "0000_50_cluster-ingress-operator_00-namespace.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(data), "kind: Namespace"); n != 2 {
+		t.Errorf("namespace file holds %d namespaces, want 2:\n%s", n, data)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "manifests", "0000_00_cluster-version-operator_30_deployment.yaml")); err != nil {
+		t.Errorf("templated CVO deployment not written: %v", err)
+	}
+	if !strings.Contains(errOut, "wrote ") {
+		t.Errorf("stderr = %q", errOut)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		want string
+		code int
+	}{
+		{"no command", nil, "Commands:", 2},
+		{"unknown command", []string{"frobnicate"}, `unknown command "frobnicate"`, 2},
+		{"unknown flag", []string{"render", "--nope"}, "unknown flag: --nope", 2},
+		{"exclusive flags", []string{"render", "--list", "--explain"}, "exclude each other", 2},
+		{"bad format", []string{"graph", "--format", "svg"}, `--format "svg": want text, dot or json`, 2},
+		{"missing payload", []string{"render", "--payload", "/nonexistent"}, "--payload: stat /nonexistent", 2},
+		{"unknown profile", []string{"render", "--profile", "edge"}, `unknown profile "edge" (known: hypershift, ibm-cloud-managed, self-managed-high-availability, single-node-developer)`, 1},
+		{"unknown feature set", []string{"render", "--feature-set", "Preview"}, `unknown feature set "Preview"`, 1},
+		{"unknown feature gate", []string{"render", "--feature-gates", "NoSuchGate"}, `unknown feature gate "NoSuchGate"`, 1},
+		{"unknown capability set", []string{"render", "--baseline-capability-set", "v9"}, `unknown baseline capability set "v9"`, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, errOut, code := runCLI(t, tc.args...)
+			if code != tc.code || !strings.Contains(errOut, tc.want) {
+				t.Errorf("exit %d, stderr:\n%s\nwant exit %d and %q", code, errOut, tc.code, tc.want)
+			}
+		})
+	}
+}
+
+func TestHelp(t *testing.T) {
+	out, _, code := runCLI(t, "help")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, c := range commands() {
+		if !strings.Contains(out, "  "+c.name+" ") {
+			t.Errorf("help lacks command %s:\n%s", c.name, out)
+		}
+		cmdOut, _, code := runCLI(t, c.name, "--help")
+		if code != 0 || !strings.Contains(cmdOut, "Exit codes:") || !strings.Contains(cmdOut, "--payload") && c.name != "profiles" {
+			t.Errorf("%s --help (exit %d) lacks exit codes or flags:\n%s", c.name, code, cmdOut)
+		}
+	}
+}
+
+// TestValidateBrokenPayload: every problem of a payload written to be broken
+// is reported with FILE#DOC, and validate exits 1.
+func TestValidateBrokenPayload(t *testing.T) {
+	out, errOut, code := runCLI(t, "validate", "--payload", "testdata/broken-payload")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\n%s%s", code, out, errOut)
+	}
+	golden(t, "validate.txt", out)
+	for _, want := range []string{
+		"release-manifests/0000_10_example_01_bad-yaml.yaml#1: error: yaml: line 13",
+		"release-manifests/0000_10_example_02_missing-kind.yaml#0: error: kind is required",
+		"release-manifests/0000_20_example_02_duplicate-b.yaml#0: error: ServiceAccount/openshift-example/operator is also defined in release-manifests/0000_20_example_01_duplicate-a.yaml#0",
+		`release-manifests/0000_30_example_01_feature-set.yaml#0: error: annotation release.openshift.io/feature-set names an unknown feature set "TechPreview"`,
+		`release-manifests/0000_30_example_02_misspelt.yaml#0: error: annotation include.release.openshift.io/self-managed-high-availabilty names an unknown profile`,
+		"release-manifests/0000_30_example_02_misspelt.yaml#0: error: annotation relase.openshift.io/create-only looks like a misspelling",
+		`release-manifests/release-metadata: error: version "4.22" is not semver`,
+		`release-manifests/example-deployment.yaml#0: warning: line 6: key "name" repeated`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("validate output lacks %q", want)
+		}
+	}
+	if !strings.Contains(errOut, "7 errors, 5 warnings") {
+		t.Errorf("stderr = %q", errOut)
+	}
+}
+
+func TestValidateEmbedded(t *testing.T) {
+	out, errOut, code := runCLI(t, "validate")
+	if code != 0 || out != "" {
+		t.Errorf("exit %d\n%s%s", code, out, errOut)
+	}
+}

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"text/template"
+
+	"github.com/blang/semver/v4"
+	"github.com/google/go-cmp/cmp"
+	configv1 "github.com/openshift/api/config/v1"
+	"github.com/openshift/api/features"
+	lgmanifest "github.com/openshift/library-go/pkg/manifest"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"sigs.k8s.io/yaml"
+)
+
+var (
+	referenceProfiles = map[string]features.ClusterProfileName{
+		"self-managed-high-availability": features.SelfManaged,
+		"single-node-developer":          features.SelfManaged,
+		"ibm-cloud-managed":              features.Hypershift,
+		"hypershift":                     features.Hypershift,
+	}
+	referenceFeatureSets = []string{"Default", "TechPreviewNoUpgrade", "DevPreviewNoUpgrade", "CustomNoUpgrade", "OKD"}
+)
+
+// libraryGoSelection computes, independently of our code, what library-go's
+// Include keeps from the raw payload files: one "FILE APIVERSION KIND NS NAME"
+// line per object, sorted.
+func libraryGoSelection(t testing.TB, dir, profile, featureSet string) []string {
+	t.Helper()
+	meta, err := os.ReadFile(filepath.Join(dir, "release-manifests", "release-metadata"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md struct{ Version string }
+	if err := yaml.Unmarshal(meta, &md); err != nil {
+		t.Fatal(err)
+	}
+	v := semver.MustParse(md.Version)
+	major := v.Major
+	var ims struct {
+		Spec struct {
+			Tags []struct {
+				Name string
+				From struct{ Name string }
+			}
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "release-manifests", "image-references"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(data, &ims); err != nil {
+		t.Fatal(err)
+	}
+	images := map[string]string{}
+	for _, tag := range ims.Spec.Tags {
+		images[tag.Name] = tag.From.Name
+	}
+
+	gates := sets.New[string]()
+	if featureSet != "CustomNoUpgrade" {
+		fs := configv1.FeatureSet(featureSet)
+		if featureSet == "Default" {
+			fs = configv1.Default
+		}
+		for _, g := range features.FeatureSets(major, referenceProfiles[profile], fs).Enabled {
+			gates.Insert(string(g.FeatureGateAttributes.Name))
+		}
+	}
+
+	var out []string
+	for _, sub := range []string{"manifests", "release-manifests"} {
+		entries, err := os.ReadDir(filepath.Join(dir, sub))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			ext := filepath.Ext(e.Name())
+			if e.IsDir() || (ext != ".yaml" && ext != ".yml" && ext != ".json") {
+				continue
+			}
+			raw, err := os.ReadFile(filepath.Join(dir, sub, e.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sub == "manifests" {
+				tmpl, err := template.New(e.Name()).Parse(string(raw))
+				if err != nil {
+					continue
+				}
+				var b bytes.Buffer
+				if err := tmpl.Execute(&b, map[string]any{"ReleaseImage": "quay.io/openshift-release-dev/ocp-release:" + md.Version, "ClusterProfile": profile, "Images": images}); err != nil {
+					continue
+				}
+				raw = b.Bytes()
+			}
+			ms, err := lgmanifest.ParseManifests(bytes.NewReader(raw))
+			if err != nil {
+				t.Fatalf("%s/%s: %v", sub, e.Name(), err)
+			}
+			for _, m := range ms {
+				if m.Include(nil, &featureSet, &profile, nil, nil, gates, &major) != nil {
+					continue
+				}
+				out = append(out, fmt.Sprintf("%s/%s %s %s %s %s", sub, e.Name(), m.Obj.GetAPIVersion(), m.GVK.Kind, m.Obj.GetNamespace(), m.Obj.GetName()))
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestRenderListMatchesLibraryGo: for every reference profile and feature set,
+// `render --list` on the real payload lists exactly what library-go keeps,
+// in an order whose run levels never go down.
+func TestRenderListMatchesLibraryGo(t *testing.T) {
+	dir := requireRealPayload(t)
+	for profile := range referenceProfiles {
+		for _, fs := range referenceFeatureSets {
+			t.Run(profile+"/"+fs, func(t *testing.T) {
+				out, errOut, code := runCLI(t, "render", "--list", "--payload", dir, "--profile", profile, "--feature-set", fs)
+				if code != 0 {
+					t.Fatalf("exit %d: %s", code, errOut)
+				}
+				var got []string
+				last := -1
+				unordered := false
+				for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+					f := strings.Split(line, "\t")
+					if len(f) != 7 {
+						t.Fatalf("line %q has %d fields", line, len(f))
+					}
+					if f[0] == "-" {
+						unordered = true
+					} else {
+						level, err := strconv.Atoi(f[0])
+						if err != nil || level < last || unordered {
+							t.Errorf("run level %q after %d: apply order broken", f[0], last)
+						}
+						last = level
+					}
+					got = append(got, strings.Join(f[2:], " "))
+				}
+				sort.Strings(got)
+				want := libraryGoSelection(t, dir, profile, fs)
+				if len(want) == 0 {
+					t.Fatal("library-go includes nothing: the test is broken")
+				}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("render --list differs from library-go's Include (-want +got):\n%s", diff)
+				}
+			})
+		}
+	}
+}
+
+func TestValidateRealPayload(t *testing.T) {
+	dir := requireRealPayload(t)
+	out, errOut, code := runCLI(t, "validate", "--payload", dir)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "0 errors") || !strings.Contains(out, "warning:") {
+		t.Errorf("want warnings and no errors; stdout:\n%s\nstderr:\n%s", out, errOut)
+	}
+	// The payload's known oddities are reported.
+	for _, want := range []string{
+		`="false-except-for-the-config-operator" is not "true"`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("validate output lacks %q", want)
+		}
+	}
+}

@@ -1,0 +1,402 @@
+package payload
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/payload-apply/payload-apply/lib/manifest"
+)
+
+func TestParseFileName(t *testing.T) {
+	tests := []struct {
+		name      string
+		level     int
+		component string
+		ok        bool
+	}{
+		{"0000_50_cluster-ingress-operator_02-deployment.yaml", 50, "cluster-ingress-operator", true},
+		{"release-manifests/0000_10_config-operator_01_x.crd.yaml", 10, "config-operator", true},
+		{"0000_05_config-operator_02_apiserver.cr.yaml", 5, "config-operator", true},
+		{"0000_5_x_y.yaml", 5, "x", true},
+		{"0000_90_cluster-version-operator_02_servicemonitor.yaml", 90, "cluster-version-operator", true},
+		{"0000_50_a-b-c_d-e_f.yaml", 50, "a-b-c", true},
+		{"0000_50_nocomponent.yaml", -1, "", false},
+		{"0001_50_x_y.yaml", -1, "", false},
+		{"deployment.yaml", -1, "", false},
+		{"0000_xx_a_b.yaml", -1, "", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			level, comp, ok := ParseFileName(tc.name)
+			if level != tc.level || comp != tc.component || ok != tc.ok {
+				t.Errorf("ParseFileName = %d, %q, %v; want %d, %q, %v", level, comp, ok, tc.level, tc.component, tc.ok)
+			}
+		})
+	}
+}
+
+// obj builds a manifest for graph tests: "file:Kind/name" or with group "file:Kind.group/name".
+func obj(t *testing.T, file, kind, name string, extra ...string) *manifest.Manifest {
+	t.Helper()
+	apiVersion := "v1"
+	switch kind {
+	case "Job":
+		apiVersion = "batch/v1"
+	case "CustomResourceDefinition":
+		apiVersion = "apiextensions.k8s.io/v1"
+	case "Widget":
+		apiVersion = "example.com/v1"
+	}
+	y := fmt.Sprintf("apiVersion: %s\nkind: %s\nmetadata:\n  name: %s\n%s", apiVersion, kind, name, strings.Join(extra, "\n"))
+	ms, err := manifest.Parse(file, []byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &ms[0]
+}
+
+func crd(t *testing.T, file string) *manifest.Manifest {
+	return obj(t, file, "CustomResourceDefinition", "widgets.example.com", "spec:\n  group: example.com\n  names:\n    kind: Widget\n")
+}
+
+type nodeSummary struct {
+	Label    string
+	Files    []string
+	In       []int
+	Requires []int
+}
+
+func summarizeGraph(g *TaskGraph) []nodeSummary {
+	var out []nodeSummary
+	for _, n := range g.Nodes {
+		s := nodeSummary{Label: n.Label(), In: n.In, Requires: n.Requires}
+		for _, t := range n.Tasks {
+			s.Files = append(s.Files, t.Manifest.OriginalFilename)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func TestNewTaskGraph(t *testing.T) {
+	tests := []struct {
+		name string
+		in   func(t *testing.T) []*manifest.Manifest
+		want []nodeSummary
+	}{
+		{
+			name: "run levels in series, components in parallel, numeric order",
+			in: func(t *testing.T) []*manifest.Manifest {
+				return []*manifest.Manifest{
+					obj(t, "0000_50_b_1.yaml", "ConfigMap", "b1"),
+					obj(t, "0000_50_a_2.yaml", "ConfigMap", "a2"),
+					obj(t, "0000_50_a_1.yaml", "ConfigMap", "a1"),
+					obj(t, "0000_100_z_1.yaml", "ConfigMap", "z1"),
+					obj(t, "0000_9_c_1.yaml", "ConfigMap", "c1"),
+				}
+			},
+			want: []nodeSummary{
+				{Label: "09/c", Files: []string{"0000_9_c_1.yaml"}},
+				{Label: "50/a", Files: []string{"0000_50_a_1.yaml", "0000_50_a_2.yaml"}, In: []int{0}},
+				{Label: "50/b", Files: []string{"0000_50_b_1.yaml"}, In: []int{0}},
+				{Label: "100/z", Files: []string{"0000_100_z_1.yaml"}, In: []int{1, 2}},
+			},
+		},
+		{
+			name: "same component later requires its earlier node",
+			in: func(t *testing.T) []*manifest.Manifest {
+				return []*manifest.Manifest{
+					obj(t, "0000_10_a_1.yaml", "ConfigMap", "a1"),
+					obj(t, "0000_10_b_1.yaml", "ConfigMap", "b1"),
+					obj(t, "0000_20_a_1.yaml", "ConfigMap", "a2"),
+				}
+			},
+			want: []nodeSummary{
+				{Label: "10/a", Files: []string{"0000_10_a_1.yaml"}},
+				{Label: "10/b", Files: []string{"0000_10_b_1.yaml"}},
+				{Label: "20/a", Files: []string{"0000_20_a_1.yaml"}, In: []int{0, 1}, Requires: []int{0}},
+			},
+		},
+		{
+			name: "a job is a barrier",
+			in: func(t *testing.T) []*manifest.Manifest {
+				return []*manifest.Manifest{
+					obj(t, "0000_50_a_1.yaml", "ConfigMap", "a1"),
+					obj(t, "0000_50_b_1.yaml", "ConfigMap", "b1"),
+					obj(t, "0000_50_b_2-job.yaml", "Job", "migrate"),
+					obj(t, "0000_50_b_3.yaml", "ConfigMap", "b3"),
+					obj(t, "0000_50_c_1.yaml", "ConfigMap", "c1"),
+					obj(t, "0000_60_d_1.yaml", "ConfigMap", "d1"),
+				}
+			},
+			want: []nodeSummary{
+				{Label: "50/a", Files: []string{"0000_50_a_1.yaml"}},
+				{Label: "50/b", Files: []string{"0000_50_b_1.yaml"}},
+				{Label: "50/b/job Job.batch/migrate", Files: []string{"0000_50_b_2-job.yaml"}, In: []int{0, 1}, Requires: []int{0, 1}},
+				{Label: "50/b", Files: []string{"0000_50_b_3.yaml"}, In: []int{2}, Requires: []int{2}},
+				{Label: "50/c", Files: []string{"0000_50_c_1.yaml"}, In: []int{2}, Requires: []int{2}},
+				{Label: "60/d", Files: []string{"0000_60_d_1.yaml"}, In: []int{3, 4}, Requires: []int{2}},
+			},
+		},
+		{
+			name: "unparseable names run last in one serial node",
+			in: func(t *testing.T) []*manifest.Manifest {
+				return []*manifest.Manifest{
+					obj(t, "zz.yaml", "ConfigMap", "z"),
+					obj(t, "0000_50_a_1.yaml", "ConfigMap", "a1"),
+					obj(t, "aa.yaml", "ConfigMap", "a"),
+				}
+			},
+			want: []nodeSummary{
+				{Label: "50/a", Files: []string{"0000_50_a_1.yaml"}},
+				{Label: "unordered", Files: []string{"aa.yaml", "zz.yaml"}, In: []int{0}},
+			},
+		},
+		{
+			name: "custom resources require the node creating their CRD",
+			in: func(t *testing.T) []*manifest.Manifest {
+				return []*manifest.Manifest{
+					crd(t, "0000_10_a_crd.yaml"),
+					obj(t, "0000_10_b_cr.yaml", "Widget", "w1"),
+					obj(t, "0000_20_c_cr.yaml", "Widget", "w2"),
+				}
+			},
+			want: []nodeSummary{
+				{Label: "10/a", Files: []string{"0000_10_a_crd.yaml"}},
+				{Label: "10/b", Files: []string{"0000_10_b_cr.yaml"}, In: []int{0}, Requires: []int{0}},
+				{Label: "20/c", Files: []string{"0000_20_c_cr.yaml"}, In: []int{0, 1}, Requires: []int{0}},
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewTaskGraph(tc.in(t))
+			if diff := cmp.Diff(tc.want, summarizeGraph(g)); diff != "" {
+				var b bytes.Buffer
+				_ = g.WriteText(&b)
+				t.Errorf("graph (-want +got):\n%s\n%s", diff, b.String())
+			}
+			checkGraphInvariants(t, g)
+		})
+	}
+}
+
+// checkGraphInvariants: nodes are topologically ordered, Out mirrors In,
+// requirements are ancestors, tasks are numbered 1..N in node order.
+func checkGraphInvariants(t *testing.T, g *TaskGraph) {
+	t.Helper()
+	ancestors := make([]map[int]bool, len(g.Nodes))
+	next := 1
+	for i, n := range g.Nodes {
+		if n.Index != i {
+			t.Errorf("node %d has Index %d", i, n.Index)
+		}
+		ancestors[i] = map[int]bool{}
+		for _, in := range n.In {
+			if in >= i {
+				t.Errorf("node %d: In %d is not before it", i, in)
+				continue
+			}
+			ancestors[i][in] = true
+			for a := range ancestors[in] {
+				ancestors[i][a] = true
+			}
+			found := false
+			for _, o := range g.Nodes[in].Out {
+				found = found || o == i
+			}
+			if !found {
+				t.Errorf("node %d: In %d lacks the Out edge", i, in)
+			}
+		}
+		for _, r := range n.Requires {
+			if !ancestors[i][r] {
+				t.Errorf("node %d: requires %d, which is not an ancestor", i, r)
+			}
+		}
+		for _, task := range n.Tasks {
+			if task.Index != next || task.Total != len(g.Tasks) {
+				t.Errorf("task %s: index %d of %d, want %d of %d", task.Manifest.Position(), task.Index, task.Total, next, len(g.Tasks))
+			}
+			next++
+		}
+	}
+}
+
+func TestRunGraph(t *testing.T) {
+	ms := []*manifest.Manifest{
+		obj(t, "0000_10_a_1.yaml", "ConfigMap", "a1"),
+		obj(t, "0000_10_b_1.yaml", "ConfigMap", "b1"),
+		obj(t, "0000_10_c_1.yaml", "ConfigMap", "c1"),
+		obj(t, "0000_20_a_1.yaml", "ConfigMap", "a2"),
+		obj(t, "0000_20_b_1.yaml", "ConfigMap", "b2"),
+		obj(t, "0000_30_a_1.yaml", "ConfigMap", "a3"),
+		obj(t, "0000_30_d_1.yaml", "ConfigMap", "d3"),
+		obj(t, "0000_40_e_1-job.yaml", "Job", "j"),
+		obj(t, "0000_50_f_1.yaml", "ConfigMap", "f5"),
+	}
+	g := NewTaskGraph(ms)
+
+	t.Run("every node runs after its In, at most parallelism at once", func(t *testing.T) {
+		for _, par := range []int{1, 2, 8} {
+			var mu sync.Mutex
+			done := map[int]bool{}
+			var order []int
+			var running, peak atomic.Int32
+			states, errs := RunGraph(context.Background(), g, par, func(ctx context.Context, n *TaskNode) error {
+				cur := running.Add(1)
+				defer running.Add(-1)
+				for {
+					p := peak.Load()
+					if cur <= p || peak.CompareAndSwap(p, cur) {
+						break
+					}
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				for _, in := range n.In {
+					if !done[in] {
+						t.Errorf("node %d ran before its In %d finished", n.Index, in)
+					}
+				}
+				done[n.Index] = true
+				order = append(order, n.Index)
+				return nil
+			})
+			if len(errs) > 0 {
+				t.Fatalf("errors: %v", errs)
+			}
+			if int(peak.Load()) > par {
+				t.Errorf("parallelism %d: peak %d", par, peak.Load())
+			}
+			for i, s := range states {
+				if s != NodeSucceeded {
+					t.Errorf("node %d: %s", i, s)
+				}
+			}
+			if par == 1 {
+				for i := range order {
+					if order[i] != i {
+						t.Errorf("parallelism 1 ran %v, want node order", order)
+						break
+					}
+				}
+			}
+		}
+	})
+
+	t.Run("a failure stops only what requires it", func(t *testing.T) {
+		var ran sync.Map
+		states, errs := RunGraph(context.Background(), g, 2, func(ctx context.Context, n *TaskNode) error {
+			ran.Store(n.Index, true)
+			if n.Label() == "10/a" {
+				return errors.New("boom")
+			}
+			return nil
+		})
+		want := map[string]NodeState{
+			"10/a": NodeFailed, "10/b": NodeSucceeded, "10/c": NodeSucceeded,
+			"20/a": NodeSkipped, "20/b": NodeSucceeded,
+			"30/a": NodeSkipped, "30/d": NodeSucceeded,
+			"40/e/job Job.batch/j": NodeSkipped, "50/f": NodeSkipped,
+		}
+		got := map[string]NodeState{}
+		for i, s := range states {
+			got[g.Nodes[i].Label()] = s
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("states (-want +got):\n%s", diff)
+		}
+		var msgs []string
+		for _, e := range errs {
+			msgs = append(msgs, e.Error())
+		}
+		wantMsgs := []string{
+			"10/a: boom",
+			"20/a: not applied: it requires 10/a, which did not succeed",
+			"30/a: not applied: it requires 20/a, which did not succeed",
+			"40/e/job Job.batch/j: not applied: it requires 30/a, which did not succeed",
+			"50/f: not applied: it requires 40/e/job Job.batch/j, which did not succeed",
+		}
+		if diff := cmp.Diff(wantMsgs, msgs); diff != "" {
+			t.Errorf("errors (-want +got):\n%s", diff)
+		}
+		var nodeErr *NodeError
+		if !errors.As(errs[0], &nodeErr) || nodeErr.Node.Label() != "10/a" {
+			t.Errorf("first error is not the NodeError of 10/a: %#v", errs[0])
+		}
+		for i, s := range states {
+			_, did := ran.Load(i)
+			if did != (s == NodeSucceeded || s == NodeFailed) {
+				t.Errorf("node %d: state %s but ran=%v", i, s, did)
+			}
+		}
+	})
+
+	t.Run("cancelled context stops dispatching and reports what did not run", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		states, errs := RunGraph(ctx, g, 1, func(ctx context.Context, n *TaskNode) error {
+			if n.Index == 2 {
+				cancel()
+			}
+			return nil
+		})
+		var notRun *NotRunError
+		if len(errs) != 1 || !errors.As(errs[0], &notRun) || !errors.Is(errs[0], context.Canceled) {
+			t.Fatalf("errors = %v, want one NotRunError for context.Canceled", errs)
+		}
+		if len(notRun.Nodes) != len(g.Nodes)-3 {
+			t.Errorf("not run: %d nodes, want %d", len(notRun.Nodes), len(g.Nodes)-3)
+		}
+		if got := Summary(states); got != "3 succeeded, 6 notrun" {
+			t.Errorf("Summary = %q", got)
+		}
+	})
+}
+
+func TestGraphFormats(t *testing.T) {
+	g := NewTaskGraph([]*manifest.Manifest{
+		crd(t, "0000_10_a_crd.yaml"),
+		obj(t, "0000_10_b_cr.yaml", "Widget", "w1"),
+		obj(t, "0000_20_c_job.yaml", "Job", "j"),
+		obj(t, "other.yaml", "ConfigMap", "x"),
+	})
+	var text, dot, js bytes.Buffer
+	for _, f := range []func() error{func() error { return g.WriteText(&text) }, func() error { return g.WriteDOT(&dot) }, func() error { return g.WriteJSON(&js) }} {
+		if err := f(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantText := `4 tasks in 4 nodes
+[0] 10/a (1 tasks)
+    0000_10_a_crd.yaml#0 CustomResourceDefinition.apiextensions.k8s.io/widgets.example.com
+[1] 10/b (1 tasks) after [0] requires [0]
+    0000_10_b_cr.yaml#0 Widget.example.com/w1
+[2] 20/c/job Job.batch/j (1 tasks) after [0 1] requires [0 1]
+    0000_20_c_job.yaml#0 Job.batch/j
+[3] unordered (1 tasks) after [2] requires [2]
+    other.yaml#0 ConfigMap/x
+`
+	if diff := cmp.Diff(wantText, text.String()); diff != "" {
+		t.Errorf("text (-want +got):\n%s", diff)
+	}
+	for _, want := range []string{"digraph payload {", `n0 -> n1;`, `n2 [label="20/c/job Job.batch/j\n1 tasks", shape=octagon];`} {
+		if !strings.Contains(dot.String(), want) {
+			t.Errorf("DOT lacks %q:\n%s", want, dot.String())
+		}
+	}
+	for _, want := range []string{`"tasks": 4`, `"runLevel": null`, `"barrier": true`, `"file": "0000_10_b_cr.yaml"`} {
+		if !strings.Contains(js.String(), want) {
+			t.Errorf("JSON lacks %q:\n%s", want, js.String())
+		}
+	}
+}

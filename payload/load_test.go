@@ -1,0 +1,157 @@
+package payload
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/payload-apply/payload-apply/lib/manifest"
+)
+
+const (
+	testMetadata = `{"kind": "cincinnati-metadata-v0", "version": "4.22.0"}`
+	testImages   = `{"kind": "ImageStream", "apiVersion": "image.openshift.io/v1", "metadata": {"name": "4.22.0"},
+  "spec": {"tags": [{"name": "op", "from": {"kind": "DockerImage", "name": "quay.io/x/op:1"}}]}}`
+)
+
+func cmYAML(name string, annotations ...string) string {
+	s := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + name + "\n  namespace: ns\n  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"\n"
+	for _, a := range annotations {
+		s += "    " + a + "\n"
+	}
+	return s
+}
+
+func testFS(files map[string]string) fstest.MapFS {
+	fsys := fstest.MapFS{}
+	for k, v := range files {
+		fsys[k] = &fstest.MapFile{Data: []byte(v)}
+	}
+	return fsys
+}
+
+func TestLoad(t *testing.T) {
+	fsys := testFS(map[string]string{
+		"release-manifests/release-metadata":               testMetadata,
+		"release-manifests/image-references":               testImages,
+		"release-manifests/0000_50_b_x.yaml":               cmYAML("b"),
+		"release-manifests/0000_10_a_x.yml":                cmYAML("a"),
+		"release-manifests/op.image-references":            "not a manifest",
+		"release-manifests/README.md":                      "not a manifest",
+		"release-manifests/sub/0000_01_ignored.yaml":       cmYAML("ignored"),
+		"manifests/0000_00_cvo_deployment.yaml":            cmYAML("cvo") + "data:\n  image: \"{{.ReleaseImage}}\"\n  profile: \"{{.ClusterProfile}}\"\n  op: '{{index .Images \"op\"}}'\n",
+		"manifests/0000_00_cvo_broken.yaml":                cmYAML("broken") + "data:\n  x: \"{{.NoSuchField}}\"\n",
+		"manifests/0000_90_cvo_escaped.yaml":               cmYAML("escaped") + "data:\n  expr: '{{`{{ $labels.x }}`}}'\n",
+	})
+	p, err := Load(fsys, LoadOptions{ClusterProfile: "single-node-developer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range p.Manifests() {
+		got = append(got, m.Position())
+	}
+	want := []string{
+		"manifests/0000_00_cvo_deployment.yaml#0",
+		"manifests/0000_90_cvo_escaped.yaml#0",
+		"release-manifests/0000_10_a_x.yml#0",
+		"release-manifests/0000_50_b_x.yaml#0",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("manifests (-want +got):\n%s", diff)
+	}
+	data := p.Manifests()[0].Obj.Object["data"]
+	wantData := map[string]any{"image": "quay.io/openshift-release-dev/ocp-release:4.22.0", "profile": "single-node-developer", "op": "quay.io/x/op:1"}
+	if diff := cmp.Diff(wantData, data); diff != "" {
+		t.Errorf("templated data (-want +got):\n%s", diff)
+	}
+	if expr := p.Manifests()[1].Obj.Object["data"].(map[string]any)["expr"]; expr != "{{ $labels.x }}" {
+		t.Errorf("escaped template = %q", expr)
+	}
+	if len(p.Findings) != 1 || p.Findings[0].File != "manifests/0000_00_cvo_broken.yaml" || !strings.Contains(p.Findings[0].Message, "skipped: template did not render") {
+		t.Errorf("findings = %v, want one for the broken template", p.Findings)
+	}
+	if p.Release.Version != "4.22.0" || *p.Release.MajorVersion() != 4 {
+		t.Errorf("release = %+v", p.Release)
+	}
+
+	q, err := p.WithProfile("hypershift")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := q.Manifests()[0].Obj.Object["data"].(map[string]any)["profile"]; got != "hypershift" {
+		t.Errorf("WithProfile: profile = %v", got)
+	}
+	if q.Files[len(q.Files)-1] != p.Files[len(p.Files)-1] {
+		t.Errorf("WithProfile parsed release-manifests again")
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	tests := []struct {
+		name  string
+		files map[string]string
+		want  []string
+	}{
+		{name: "no payload directories", files: map[string]string{"x.yaml": "a: b"}, want: []string{"payload has neither manifests/ nor release-manifests/"}},
+		{name: "missing metadata", files: map[string]string{"release-manifests/image-references": testImages},
+			want: []string{"release-manifests/release-metadata: open release-manifests/release-metadata: file does not exist"}},
+		{name: "bad metadata kind", files: map[string]string{"release-manifests/release-metadata": `{"kind": "x", "version": "4.1.0"}`, "release-manifests/image-references": strings.Replace(testImages, "4.22.0", "4.1.0", 1)},
+			want: []string{`release-manifests/release-metadata: kind is "x", want cincinnati-metadata-v0`}},
+		{name: "metadata version not semver", files: map[string]string{"release-manifests/release-metadata": `{"kind": "cincinnati-metadata-v0", "version": "4.22"}`, "release-manifests/image-references": testImages},
+			want: []string{`release-manifests/release-metadata: version "4.22" is not semver`}},
+		{name: "version mismatch", files: map[string]string{"release-manifests/release-metadata": strings.Replace(testMetadata, "4.22.0", "4.23.0", 1), "release-manifests/image-references": testImages},
+			want: []string{`release-manifests/image-references: ImageStream name "4.22.0" differs from the version "4.23.0"`}},
+		{name: "image-references not an ImageStream", files: map[string]string{"release-manifests/release-metadata": testMetadata, "release-manifests/image-references": `{"kind": "List", "apiVersion": "v1", "metadata": {"name": "4.22.0"}}`},
+			want: []string{"release-manifests/image-references: is v1 List, want image.openshift.io/v1 ImageStream"}},
+		{name: "tag without pull spec", files: map[string]string{"release-manifests/release-metadata": testMetadata, "release-manifests/image-references": strings.Replace(testImages, `"from": {"kind": "DockerImage", "name": "quay.io/x/op:1"}`, `"from": {"kind": "DockerImage"}`, 1)},
+			want: []string{"release-manifests/image-references: spec.tags[0] (op): from.name (a pull spec) is required"}},
+		{name: "every bad file", files: map[string]string{"release-manifests/release-metadata": testMetadata, "release-manifests/image-references": testImages,
+			"release-manifests/0000_10_a_x.yaml": "kind: [", "release-manifests/0000_20_b_x.yaml": cmYAML("ok") + "---\nkind: ConfigMap\n"},
+			want: []string{"release-manifests/0000_10_a_x.yaml#0: yaml: line 1", "release-manifests/0000_20_b_x.yaml#1: apiVersion is required"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Load(testFS(tc.files), LoadOptions{})
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q\ndoes not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestSelectDuplicates(t *testing.T) {
+	fsys := testFS(map[string]string{
+		"release-manifests/release-metadata":     testMetadata,
+		"release-manifests/image-references":     testImages,
+		"release-manifests/0000_10_a_x.yaml":     cmYAML("same", "release.openshift.io/feature-set: Default"),
+		"release-manifests/0000_10_a_y.yaml":     cmYAML("same", "release.openshift.io/feature-set: TechPreviewNoUpgrade"),
+		"release-manifests/0000_20_b_dup.yaml":   cmYAML("dup"),
+		"release-manifests/0000_20_b_dup-2.yaml": cmYAML("dup"),
+	})
+	p, err := Load(fsys, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := "Default"
+	s, err := p.Select(&manifest.Selector{Profiles: []string{DefaultProfile}, FeatureSet: &fs})
+	var dup *DuplicateError
+	if !errors.As(err, &dup) {
+		t.Fatalf("error = %v, want a DuplicateError", err)
+	}
+	want := "release-manifests/0000_20_b_dup.yaml#0: ConfigMap/ns/dup is also defined in release-manifests/0000_20_b_dup-2.yaml#0 (both included)"
+	if err.Error() != want {
+		t.Errorf("error =\n%s\nwant\n%s", err, want)
+	}
+	if len(s.Included) != 3 || len(s.Entries) != 4 {
+		t.Errorf("included %d of %d, want 3 of 4", len(s.Included), len(s.Entries))
+	}
+}

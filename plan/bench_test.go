@@ -1,0 +1,105 @@
+package plan
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+	"text/template"
+
+	"github.com/openshift/api/features"
+	lgmanifest "github.com/openshift/library-go/pkg/manifest"
+	"k8s.io/apimachinery/pkg/util/sets"
+)
+
+const realPayload = "../../shared/testdata/ocp-payload"
+
+func requireRealPayload(tb testing.TB) string {
+	tb.Helper()
+	if _, err := os.Stat(filepath.Join(realPayload, "release-manifests")); err != nil {
+		if os.Getenv("CI") == "true" {
+			tb.Fatalf("real payload %s is missing: %v", realPayload, err)
+		}
+		tb.Skipf("skipping: the real payload %s is not here (%v)", realPayload, err)
+	}
+	return realPayload
+}
+
+// referencePath is what the CVO does to load a payload: per file, serially,
+// library-go ParseManifests then Include for one selection. It returns the
+// number of included manifests.
+func referencePath(tb testing.TB, dir string, gates sets.Set[string]) int {
+	profile, featureSet, major := "self-managed-high-availability", "Default", uint64(4)
+	n := 0
+	for _, sub := range []string{"manifests", "release-manifests"} {
+		entries, err := os.ReadDir(filepath.Join(dir, sub))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, e := range entries {
+			ext := filepath.Ext(e.Name())
+			if e.IsDir() || (ext != ".yaml" && ext != ".yml" && ext != ".json") {
+				continue
+			}
+			raw, err := os.ReadFile(filepath.Join(dir, sub, e.Name()))
+			if err != nil {
+				tb.Fatal(err)
+			}
+			if sub == "manifests" {
+				tmpl, err := template.New(e.Name()).Parse(string(raw))
+				if err != nil {
+					continue
+				}
+				var b bytes.Buffer
+				if err := tmpl.Execute(&b, map[string]any{"ReleaseImage": "x", "ClusterProfile": profile, "Images": map[string]string{}}); err != nil {
+					continue
+				}
+				raw = b.Bytes()
+			}
+			ms, err := lgmanifest.ParseManifests(bytes.NewReader(raw))
+			if err != nil {
+				tb.Fatal(err)
+			}
+			for _, m := range ms {
+				if m.Include(nil, &featureSet, &profile, nil, nil, gates, &major) == nil {
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// BenchmarkLoadSelectGraph compares, in one run, our load+select+graph of the
+// real payload (parsing with positions, templates, metadata checks, the task
+// graph) with the reference path (library-go ParseManifests + Include per
+// file, serially). Run with -count to alternate them; hack/benchratio turns
+// the output into medians and a ratio.
+func BenchmarkLoadSelectGraph(b *testing.B) {
+	dir := requireRealPayload(b)
+	fsys := os.DirFS(dir)
+	gates := sets.New[string]()
+	for _, g := range features.FeatureSets(4, features.SelfManaged, "").Enabled {
+		gates.Insert(string(g.FeatureGateAttributes.Name))
+	}
+	var ours, ref int
+	b.Run("ours", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			p, err := Build(Options{Payload: fsys})
+			if err != nil {
+				b.Fatal(err)
+			}
+			ours = len(p.Selection.Included)
+		}
+	})
+	b.Run("reference", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			ref = referencePath(b, dir, gates)
+		}
+	})
+	if ours != ref && ours != 0 && ref != 0 {
+		b.Fatalf("ours included %d objects, the reference %d", ours, ref)
+	}
+}
