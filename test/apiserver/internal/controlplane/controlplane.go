@@ -270,20 +270,23 @@ func (cp *ControlPlane) args(c Component) []string {
 	return nil
 }
 
-// controllerNames adds the "-controller" suffix that kube-controller-manager
-// expects to names without it; "*" and "-name" pass unchanged.
+// controllerNames splits comma-separated lists and adds the "-controller"
+// suffix that kube-controller-manager expects to names without it; "*" and
+// "-name" pass unchanged.
 func controllerNames(in []string) []string {
-	out := make([]string, 0, len(in))
-	for _, n := range in {
-		n = strings.TrimSpace(n)
-		switch {
-		case n == "":
-			continue
-		case n == "*", strings.HasPrefix(n, "-"), strings.HasSuffix(n, "-controller"):
-		default:
-			n += "-controller"
+	var out []string
+	for _, list := range in {
+		for n := range strings.SplitSeq(list, ",") {
+			n = strings.TrimSpace(n)
+			switch {
+			case n == "":
+				continue
+			case n == "*", strings.HasPrefix(n, "-"), strings.HasSuffix(n, "-controller"):
+			default:
+				n += "-controller"
+			}
+			out = append(out, n)
 		}
-		out = append(out, n)
 	}
 	return out
 }
