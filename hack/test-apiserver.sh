@@ -118,19 +118,26 @@ cmd_build() {
 
 # launch runs the Go side of start/stop (test/apiserver/internal/launch).
 launch() {
-	(cd "$ROOT" && go run ./test/apiserver/internal/launch "$@")
+	mkdir -p "$BIN"
+	(cd "$ROOT" && go build -o "$BIN/.launch" ./test/apiserver/internal/launch)
+	"$BIN/.launch" "$@"
 }
 
 cmd_start() {
 	[[ $# -ge 1 ]] || usage
+	local dir
+	dir=$(mkdir -p "$1" && cd "$1" && pwd)
+	shift
 	cmd_build
 	exec 9>&-
-	launch start --bin "$BIN" --dir "$@"
+	launch start --bin "$BIN" --dir "$dir" "$@"
 }
 
 cmd_stop() {
 	[[ $# -eq 1 ]] || usage
-	launch stop --dir "$1"
+	local dir
+	dir=$(cd "$1" && pwd)
+	launch stop --dir "$dir"
 }
 
 [[ $# -ge 1 ]] || usage
