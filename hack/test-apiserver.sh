@@ -27,7 +27,7 @@
 # through test/apiserver/internal/launch.
 #
 # Measured on the 2-core, 24 GiB machine (Kubernetes v1.35.4, etcd v3.6.5;
-# details in hack/README.md): cold build about 7 minutes (1.9 GiB peak),
+# details in hack/README.md): cold build about 6 minutes (1.9 GiB peak),
 # rebuild with a warm Go build cache 8 s; start ready in about 3 s; about
 # 300 MiB resident (390 MiB with kube-controller-manager).
 set -euo pipefail
