@@ -35,16 +35,16 @@ func testFS(files map[string]string) fstest.MapFS {
 
 func TestLoad(t *testing.T) {
 	fsys := testFS(map[string]string{
-		"release-manifests/release-metadata":               testMetadata,
-		"release-manifests/image-references":               testImages,
-		"release-manifests/0000_50_b_x.yaml":               cmYAML("b"),
-		"release-manifests/0000_10_a_x.yml":                cmYAML("a"),
-		"release-manifests/op.image-references":            "not a manifest",
-		"release-manifests/README.md":                      "not a manifest",
-		"release-manifests/sub/0000_01_ignored.yaml":       cmYAML("ignored"),
-		"manifests/0000_00_cvo_deployment.yaml":            cmYAML("cvo") + "data:\n  image: \"{{.ReleaseImage}}\"\n  profile: \"{{.ClusterProfile}}\"\n  op: '{{index .Images \"op\"}}'\n",
-		"manifests/0000_00_cvo_broken.yaml":                cmYAML("broken") + "data:\n  x: \"{{.NoSuchField}}\"\n",
-		"manifests/0000_90_cvo_escaped.yaml":               cmYAML("escaped") + "data:\n  expr: '{{`{{ $labels.x }}`}}'\n",
+		"release-manifests/release-metadata":         testMetadata,
+		"release-manifests/image-references":         testImages,
+		"release-manifests/0000_50_b_x.yaml":         cmYAML("b"),
+		"release-manifests/0000_10_a_x.yml":          cmYAML("a"),
+		"release-manifests/op.image-references":      "not a manifest",
+		"release-manifests/README.md":                "not a manifest",
+		"release-manifests/sub/0000_01_ignored.yaml": cmYAML("ignored"),
+		"manifests/0000_00_cvo_deployment.yaml":      cmYAML("cvo") + "data:\n  image: \"{{.ReleaseImage}}\"\n  profile: \"{{.ClusterProfile}}\"\n  op: '{{index .Images \"op\"}}'\n",
+		"manifests/0000_00_cvo_broken.yaml":          cmYAML("broken") + "data:\n  x: \"{{.NoSuchField}}\"\n",
+		"manifests/0000_90_cvo_escaped.yaml":         cmYAML("escaped") + "data:\n  expr: '{{`{{ $labels.x }}`}}'\n",
 	})
 	p, err := Load(fsys, LoadOptions{ClusterProfile: "single-node-developer"})
 	if err != nil {
