@@ -1,0 +1,42 @@
+# payload-apply: build, test, verify, bench. See README.md.
+GO ?= go
+BIN := bin/payload-apply
+
+.PHONY: build test unit e2e test-apiserver verify bench fuzz
+
+build:
+	$(GO) build -o $(BIN) ./cmd/payload-apply
+
+# The real control plane the e2e tests use: built once from the Go module
+# proxy into _output/bin (about 6 min cold on 2 cores, seconds afterwards).
+test-apiserver:
+	hack/test-apiserver.sh build
+
+# Unit and end-to-end tests. The e2e tests start kube-apiserver and etcd on
+# 127.0.0.1; with CI=true a missing server fails instead of skipping.
+test: test-apiserver
+	$(GO) test -race -tags e2e -timeout 30m ./...
+
+unit:
+	$(GO) test -race ./...
+
+e2e: test-apiserver
+	$(GO) test -tags e2e -timeout 30m -run 'E2E|e2e' ./...
+
+verify:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) vet -tags e2e ./...
+	@cp go.mod /tmp/payload-apply.go.mod.$$$$ && cp go.sum /tmp/payload-apply.go.sum.$$$$ && \
+	  $(GO) mod tidy && \
+	  if ! git diff --quiet -- go.mod go.sum; then echo "go.mod/go.sum are not tidy:"; git diff -- go.mod go.sum; \
+	    cp /tmp/payload-apply.go.mod.$$$$ go.mod; cp /tmp/payload-apply.go.sum.$$$$ go.sum; exit 1; fi
+
+# Go benchmarks, then the alternating comparisons recorded in docs/benchmarks.md.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(GO) run ./hack/benchratio -pkg ./plan -bench BenchmarkLoadSelectGraph -rounds 7 -benchtime 3x
+
+# Short, bounded fuzzing of the parsers (seed corpora run in `make test` too).
+fuzz:
+	$(GO) test ./lib/manifest -run '^$$' -fuzz FuzzParse -fuzztime 30s
