@@ -18,6 +18,9 @@ import (
 	lgmanifest "github.com/openshift/library-go/pkg/manifest"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"sigs.k8s.io/yaml"
+
+	"github.com/payload-apply/payload-apply/payload"
+	"github.com/payload-apply/payload-apply/plan"
 )
 
 var (
@@ -29,6 +32,16 @@ var (
 	}
 	referenceFeatureSets = []string{"Default", "TechPreviewNoUpgrade", "DevPreviewNoUpgrade", "CustomNoUpgrade", "OKD"}
 )
+
+// lgFile is one raw payload file parsed by library-go.
+type lgFile struct {
+	path      string
+	manifests []lgmanifest.Manifest
+}
+
+// lgCache holds release-manifests/ parsed once, and manifests/ per profile
+// (its templates see the profile).
+var lgCache = map[string][]lgFile{}
 
 // libraryGoSelection computes, independently of our code, what library-go's
 // Include keeps from the raw payload files: one "FILE APIVERSION KIND NS NAME"
@@ -78,39 +91,21 @@ func libraryGoSelection(t testing.TB, dir, profile, featureSet string) []string 
 
 	var out []string
 	for _, sub := range []string{"manifests", "release-manifests"} {
-		entries, err := os.ReadDir(filepath.Join(dir, sub))
-		if err != nil {
-			t.Fatal(err)
+		key := sub
+		if sub == "manifests" {
+			key += "/" + profile
 		}
-		for _, e := range entries {
-			ext := filepath.Ext(e.Name())
-			if e.IsDir() || (ext != ".yaml" && ext != ".yml" && ext != ".json") {
-				continue
-			}
-			raw, err := os.ReadFile(filepath.Join(dir, sub, e.Name()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if sub == "manifests" {
-				tmpl, err := template.New(e.Name()).Parse(string(raw))
-				if err != nil {
-					continue
-				}
-				var b bytes.Buffer
-				if err := tmpl.Execute(&b, map[string]any{"ReleaseImage": "quay.io/openshift-release-dev/ocp-release:" + md.Version, "ClusterProfile": profile, "Images": images}); err != nil {
-					continue
-				}
-				raw = b.Bytes()
-			}
-			ms, err := lgmanifest.ParseManifests(bytes.NewReader(raw))
-			if err != nil {
-				t.Fatalf("%s/%s: %v", sub, e.Name(), err)
-			}
-			for _, m := range ms {
+		files, ok := lgCache[key]
+		if !ok {
+			files = parseWithLibraryGo(t, dir, sub, profile, md.Version, images)
+			lgCache[key] = files
+		}
+		for _, f := range files {
+			for _, m := range f.manifests {
 				if m.Include(nil, &featureSet, &profile, nil, nil, gates, &major) != nil {
 					continue
 				}
-				out = append(out, fmt.Sprintf("%s/%s %s %s %s %s", sub, e.Name(), m.Obj.GetAPIVersion(), m.GVK.Kind, m.Obj.GetNamespace(), m.Obj.GetName()))
+				out = append(out, fmt.Sprintf("%s %s %s %s %s", f.path, m.Obj.GetAPIVersion(), m.GVK.Kind, m.Obj.GetNamespace(), m.Obj.GetName()))
 			}
 		}
 	}
@@ -126,10 +121,7 @@ func TestRenderListMatchesLibraryGo(t *testing.T) {
 	for profile := range referenceProfiles {
 		for _, fs := range referenceFeatureSets {
 			t.Run(profile+"/"+fs, func(t *testing.T) {
-				out, errOut, code := runCLI(t, "render", "--list", "--payload", dir, "--profile", profile, "--feature-set", fs)
-				if code != 0 {
-					t.Fatalf("exit %d: %s", code, errOut)
-				}
+				out := renderList(t, dir, profile, fs)
 				var got []string
 				last := -1
 				unordered := false
@@ -179,4 +171,72 @@ func TestValidateRealPayload(t *testing.T) {
 			t.Errorf("validate output lacks %q", want)
 		}
 	}
+}
+
+func parseWithLibraryGo(t testing.TB, dir, sub, profile, version string, images map[string]string) []lgFile {
+	entries, err := os.ReadDir(filepath.Join(dir, sub))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []lgFile
+	for _, e := range entries {
+		ext := filepath.Ext(e.Name())
+		if e.IsDir() || (ext != ".yaml" && ext != ".yml" && ext != ".json") {
+			continue
+		}
+		raw, err := os.ReadFile(filepath.Join(dir, sub, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sub == "manifests" {
+			tmpl, err := template.New(e.Name()).Parse(string(raw))
+			if err != nil {
+				continue
+			}
+			var b bytes.Buffer
+			if err := tmpl.Execute(&b, map[string]any{"ReleaseImage": "quay.io/openshift-release-dev/ocp-release:" + version, "ClusterProfile": profile, "Images": images}); err != nil {
+				continue
+			}
+			raw = b.Bytes()
+		}
+		ms, err := lgmanifest.ParseManifests(bytes.NewReader(raw))
+		if err != nil {
+			t.Fatalf("%s/%s: %v", sub, e.Name(), err)
+		}
+		files = append(files, lgFile{path: sub + "/" + e.Name(), manifests: ms})
+	}
+	return files
+}
+
+var loadedReal *payload.Payload
+
+// renderList is `render --list` for one selection. The CLI itself runs for
+// the Default feature set; the other feature sets reuse one loaded payload
+// through the same plan.Build and WriteList the command calls, so the test
+// stays fast under -race.
+func renderList(t *testing.T, dir, profile, featureSet string) string {
+	t.Helper()
+	if featureSet == "Default" {
+		out, errOut, code := runCLI(t, "render", "--list", "--payload", dir, "--profile", profile, "--feature-set", featureSet)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		return out
+	}
+	if loadedReal == nil {
+		p, err := payload.Load(os.DirFS(dir), payload.LoadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		loadedReal = p
+	}
+	p, err := plan.Build(plan.Options{Loaded: loadedReal, Profile: profile, FeatureSet: featureSet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := p.WriteList(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }
