@@ -68,6 +68,8 @@ type Output struct {
 	// Findings are warnings for the user (the seed's documented failure
 	// modes, for example).
 	Findings []manifest.Finding
+	// Steps are apply-time steps the component needs (see Step).
+	Steps []StepSpec
 }
 
 // GeneratedDir prefixes the File of every object a hook generates.
