@@ -56,10 +56,11 @@ func LoadExtraManifests(fsys fs.FS) ([]*manifest.Manifest, error) {
 
 // runHooks runs every hook on the same input and merges their outputs:
 // objects removed by any hook go, objects added by any hook come in.
-func runHooks(ctx context.Context, hooks []component.Hook, in *component.Input) ([]*manifest.Manifest, []manifest.Finding, error) {
+func runHooks(ctx context.Context, hooks []component.Hook, in *component.Input) ([]*manifest.Manifest, []manifest.Finding, []component.StepSpec, error) {
 	removed := map[manifest.ID]bool{}
 	var added []*manifest.Manifest
 	var findings []manifest.Finding
+	var steps []component.StepSpec
 	var errs []error
 	for _, h := range hooks {
 		out, err := h.Render(ctx, in)
@@ -75,9 +76,10 @@ func runHooks(ctx context.Context, hooks []component.Hook, in *component.Input) 
 		}
 		added = append(added, out.Add...)
 		findings = append(findings, out.Findings...)
+		steps = append(steps, out.Steps...)
 	}
 	if err := errors.Join(errs...); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	final := make([]*manifest.Manifest, 0, len(in.Objects)+len(in.Extra)+len(added))
 	for _, list := range [][]*manifest.Manifest{in.Objects, in.Extra} {
@@ -87,7 +89,7 @@ func runHooks(ctx context.Context, hooks []component.Hook, in *component.Input) 
 			}
 		}
 	}
-	return append(final, added...), findings, nil
+	return append(final, added...), findings, steps, nil
 }
 
 // defaultClusterConfig returns the cluster facts a profile implies when no

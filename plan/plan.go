@@ -93,6 +93,9 @@ type Plan struct {
 	Objects []*manifest.Manifest
 	// Graph is the task graph over Objects.
 	Graph *payload.TaskGraph
+	// Steps are the components' apply-time steps; the apply engine places
+	// them in the graph.
+	Steps []component.StepSpec
 	// Findings are warnings met on the way (never errors).
 	Findings []manifest.Finding
 }
@@ -154,11 +157,12 @@ func BuildContext(ctx context.Context, opts Options) (*Plan, error) {
 		Catalog:            opts.Catalog,
 		Settings:           opts.Settings,
 	}
-	final, findings, err := runHooks(ctx, hooks, in)
+	final, findings, steps, err := runHooks(ctx, hooks, in)
 	if err != nil {
 		return nil, err
 	}
 	pl.Findings = append(pl.Findings, findings...)
+	pl.Steps = steps
 	if err := payload.CheckDuplicates(final); err != nil {
 		return nil, err
 	}
