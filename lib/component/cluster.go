@@ -27,6 +27,10 @@ type ClusterConfig struct {
 	FeatureGate *configv1.FeatureGate
 	// Profile is data.profile of the cluster-profile ConfigMap, or "".
 	Profile string
+	// Objects are the objects as written in File, by identity, for
+	// components that need fields exactly as given (the typed objects above
+	// fill in zero values).
+	Objects map[manifest.ID]*manifest.Manifest
 }
 
 // Given reports whether the facts came from a file rather than defaults.
@@ -52,7 +56,7 @@ func ParseClusterConfig(file string, data []byte) (*ClusterConfig, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &ClusterConfig{File: file}
+	c := &ClusterConfig{File: file, Objects: map[manifest.ID]*manifest.Manifest{}}
 	var errs []error
 	fail := func(m *manifest.Manifest, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%s: %s: %s", m.Position(), m.ID(), fmt.Sprintf(format, args...)))
@@ -66,6 +70,7 @@ func ParseClusterConfig(file string, data []byte) (*ClusterConfig, error) {
 			continue
 		}
 		seen[id] = true
+		c.Objects[id] = m
 		gk := m.GVK.GroupKind()
 		switch {
 		case gk.Group == configv1.GroupName && (gk.Kind == "Infrastructure" || gk.Kind == "Ingress" || gk.Kind == "FeatureGate"):

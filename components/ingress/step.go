@@ -1,0 +1,58 @@
+package ingress
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	configv1 "github.com/openshift/api/config/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/payload-apply/payload-apply/lib/component"
+)
+
+// PlacementStep writes the Ingress config's status.defaultPlacement through
+// the status subresource (status cannot be created with the object). It
+// writes nothing when the status already holds the value.
+type PlacementStep struct {
+	Placement configv1.DefaultPlacement
+}
+
+var _ component.Step = (*PlacementStep)(nil)
+
+// Name returns "ingress/default-placement".
+func (s *PlacementStep) Name() string { return "ingress/default-placement" }
+
+// Run reads Ingress/cluster and merge-patches its status when it differs.
+func (s *PlacementStep) Run(ctx context.Context, c *component.Cluster) error {
+	ref := &unstructured.Unstructured{}
+	ref.SetAPIVersion("config.openshift.io/v1")
+	ref.SetKind("Ingress")
+	ref.SetName("cluster")
+	client, err := c.Resource(ref)
+	if err != nil {
+		return fmt.Errorf("Ingress/cluster: %w", err)
+	}
+	live, err := client.Get(ctx, "cluster", metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("Ingress/cluster: get: %w", err)
+	}
+	current, _, _ := unstructured.NestedString(live.Object, "status", "defaultPlacement")
+	if current == string(s.Placement) {
+		return nil
+	}
+	patch, err := json.Marshal(map[string]any{"status": map[string]any{"defaultPlacement": string(s.Placement)}})
+	if err != nil {
+		return err
+	}
+	opts := metav1.PatchOptions{FieldManager: c.FieldManager}
+	if c.DryRun {
+		opts.DryRun = []string{metav1.DryRunAll}
+	}
+	if _, err := client.Patch(ctx, "cluster", types.MergePatchType, patch, opts, "status"); err != nil {
+		return fmt.Errorf("Ingress/cluster: write status.defaultPlacement %s: %w", s.Placement, err)
+	}
+	return nil
+}
