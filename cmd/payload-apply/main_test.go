@@ -182,3 +182,45 @@ func TestValidateEmbedded(t *testing.T) {
 		t.Errorf("exit %d\n%s%s", code, out, errOut)
 	}
 }
+
+// TestDiffGolden: the offline diff of the reference profiles (and feature
+// sets) against each other.
+func TestDiffGolden(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+	}{
+		{"single-node-developer", []string{"--against-profile", "single-node-developer"}},
+		{"ibm-cloud-managed", []string{"--against-profile", "ibm-cloud-managed"}},
+		{"hypershift", []string{"--against-profile", "hypershift"}},
+		{"hypershift-to-ibm-cloud-managed", []string{"--profile", "hypershift", "--against-profile", "ibm-cloud-managed"}},
+		{"techpreview", []string{"--against-feature-set", "TechPreviewNoUpgrade"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errOut, code := runCLI(t, append([]string{"diff"}, tc.args...)...)
+			if code != 1 {
+				t.Fatalf("exit %d, want 1 (differences)\n%s", code, errOut)
+			}
+			golden(t, "diff.txt", out)
+		})
+	}
+}
+
+func TestDiffExitCodes(t *testing.T) {
+	if out, errOut, code := runCLI(t, "diff", "--against-profile", "self-managed-high-availability"); code != 0 || out != "Summary: 0 to create, 0 to change, 0 to delete, 37 unchanged\n" {
+		t.Errorf("same profile: exit %d\n%s%s", code, out, errOut)
+	}
+	if out, _, code := runCLI(t, "diff", "--against-profile", "hypershift", "--summary"); code != 1 || !strings.HasPrefix(out, "Summary: ") || strings.Count(out, "\n") != 1 {
+		t.Errorf("--summary: exit %d\n%s", code, out)
+	}
+	if out, _, code := runCLI(t, "diff", "--against-feature-set", "TechPreviewNoUpgrade", "-o", "json"); code != 1 || !strings.Contains(out, `"action": "create"`) {
+		t.Errorf("-o json: exit %d\n%s", code, out)
+	}
+	if _, errOut, code := runCLI(t, "diff", "--against-profile", "edge"); code != 2 || !strings.Contains(errOut, `unknown profile "edge"`) {
+		t.Errorf("bad profile: exit %d %s", code, errOut)
+	}
+	if _, errOut, code := runCLI(t, "diff"); code != 2 || !strings.Contains(errOut, "say what to compare with") {
+		t.Errorf("nothing to compare: exit %d %s", code, errOut)
+	}
+}

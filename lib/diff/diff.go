@@ -1,0 +1,289 @@
+package diff
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"sort"
+
+	udiff "github.com/aymanbagabas/go-udiff"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/payload-apply/payload-apply/lib/manifest"
+)
+
+// Action is what going from the old set to the new one does to an object.
+type Action string
+
+// Actions, in the order the summary lists them.
+const (
+	Create    Action = "create"
+	Change    Action = "change"
+	Delete    Action = "delete"
+	Unchanged Action = "unchanged"
+)
+
+// Object is one side of a comparison: the object and where it sits in the
+// apply order.
+type Object struct {
+	Obj *unstructured.Unstructured
+	// File is the source file (for messages); RunLevel and Component place
+	// the object in the output (RunLevel -1 and Component "" when unknown).
+	File      string
+	RunLevel  int
+	Component string
+}
+
+// Entry is the outcome for one object.
+type Entry struct {
+	ID     manifest.ID `json:"-"`
+	Action Action      `json:"action"`
+	// From and To are the normalized objects (nil on the missing side).
+	From *unstructured.Unstructured `json:"-"`
+	To   *unstructured.Unstructured `json:"-"`
+	// Diff is the unified diff of the YAML of From and To ("" when unchanged).
+	Diff      string `json:"diff,omitempty"`
+	File      string `json:"file,omitempty"`
+	RunLevel  int    `json:"runLevel"`
+	Component string `json:"component,omitempty"`
+}
+
+// Header returns the object's path in diff headers:
+// <group>/<Kind>/<namespace>/<name>, "core" for the legacy group and no
+// namespace segment for cluster-scoped objects.
+func Header(id manifest.ID) string {
+	group := id.Group
+	if group == "" {
+		group = "core"
+	}
+	if id.Namespace == "" {
+		return group + "/" + id.Kind + "/" + id.Name
+	}
+	return group + "/" + id.Kind + "/" + id.Namespace + "/" + id.Name
+}
+
+// Result is a whole comparison, entries in output order: by run level,
+// component, then identity.
+type Result struct {
+	Entries []Entry
+}
+
+// Summary counts the entries by action.
+type Summary struct {
+	Create    int `json:"create"`
+	Change    int `json:"change"`
+	Delete    int `json:"delete"`
+	Unchanged int `json:"unchanged"`
+}
+
+// Summary counts the entries by action.
+func (r *Result) Summary() Summary {
+	var s Summary
+	for _, e := range r.Entries {
+		switch e.Action {
+		case Create:
+			s.Create++
+		case Change:
+			s.Change++
+		case Delete:
+			s.Delete++
+		default:
+			s.Unchanged++
+		}
+	}
+	return s
+}
+
+// String prints "N to create, M to change, K to delete, U unchanged".
+func (s Summary) String() string {
+	return fmt.Sprintf("%d to create, %d to change, %d to delete, %d unchanged", s.Create, s.Change, s.Delete, s.Unchanged)
+}
+
+// Differs reports whether anything would change.
+func (s Summary) Differs() bool { return s.Create+s.Change+s.Delete > 0 }
+
+// Options tune Compare.
+type Options struct {
+	// Context is the number of unchanged lines around each hunk (default 3).
+	Context int
+	// KeepStatus keeps status in the comparison (offline diffs of payloads
+	// whose manifests carry status, such as ClusterOperators).
+	KeepStatus bool
+}
+
+// Compare matches from and to by identity and diffs each pair. An object
+// only in to is created, only in from deleted. The inputs are not modified.
+func Compare(from, to []Object, opts Options) (*Result, error) {
+	if opts.Context == 0 {
+		opts.Context = 3
+	}
+	type pair struct {
+		from, to *Object
+	}
+	pairs := map[manifest.ID]*pair{}
+	var order []manifest.ID
+	get := func(o *Object) *pair {
+		id := idOf(o.Obj)
+		p, ok := pairs[id]
+		if !ok {
+			p = &pair{}
+			pairs[id] = p
+			order = append(order, id)
+		}
+		return p
+	}
+	for i := range from {
+		get(&from[i]).from = &from[i]
+	}
+	for i := range to {
+		get(&to[i]).to = &to[i]
+	}
+	r := &Result{}
+	for _, id := range order {
+		p := pairs[id]
+		e := Entry{ID: id}
+		place := p.to
+		if place == nil {
+			place = p.from
+		}
+		e.File, e.RunLevel, e.Component = place.File, place.RunLevel, place.Component
+		var fromObj, toObj *unstructured.Unstructured
+		if p.from != nil {
+			fromObj = Normalize(p.from.Obj, opts.KeepStatus)
+		}
+		if p.to != nil {
+			toObj = Normalize(p.to.Obj, opts.KeepStatus)
+		}
+		maskSecrets(fromObj, toObj)
+		e.From, e.To = fromObj, toObj
+		fromText, err := yamlText(fromObj)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", id, err)
+		}
+		toText, err := yamlText(toObj)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", id, err)
+		}
+		switch {
+		case fromObj == nil:
+			e.Action = Create
+		case toObj == nil:
+			e.Action = Delete
+		case fromText == toText:
+			e.Action = Unchanged
+		default:
+			e.Action = Change
+		}
+		if e.Action != Unchanged {
+			h := Header(id)
+			fromLabel, toLabel := "a/"+h, "b/"+h
+			if fromObj == nil {
+				fromLabel = "/dev/null"
+			}
+			if toObj == nil {
+				toLabel = "/dev/null"
+			}
+			d, err := udiff.ToUnified(fromLabel, toLabel, fromText, udiff.Lines(fromText, toText), opts.Context)
+			if err != nil {
+				return nil, fmt.Errorf("%s: diff: %w", id, err)
+			}
+			e.Diff = d
+		}
+		r.Entries = append(r.Entries, e)
+	}
+	sort.SliceStable(r.Entries, func(i, j int) bool {
+		a, b := r.Entries[i], r.Entries[j]
+		if (a.RunLevel < 0) != (b.RunLevel < 0) {
+			return b.RunLevel < 0
+		}
+		if a.RunLevel != b.RunLevel {
+			return a.RunLevel < b.RunLevel
+		}
+		if a.Component != b.Component {
+			return a.Component < b.Component
+		}
+		return Header(a.ID) < Header(b.ID)
+	})
+	return r, nil
+}
+
+func idOf(o *unstructured.Unstructured) manifest.ID {
+	gvk := o.GroupVersionKind()
+	return manifest.ID{Group: gvk.Group, Kind: gvk.Kind, Namespace: o.GetNamespace(), Name: o.GetName()}
+}
+
+func yamlText(o *unstructured.Unstructured) (string, error) {
+	if o == nil {
+		return "", nil
+	}
+	b, err := yaml.Marshal(o.Object)
+	return string(b), err
+}
+
+// serverFields are metadata fields only the server sets.
+var serverFields = []string{"managedFields", "resourceVersion", "uid", "generation", "creationTimestamp", "selfLink", "deletionTimestamp", "deletionGracePeriodSeconds"}
+
+// Normalize returns a copy of o without the fields only the server owns
+// (metadata.managedFields, resourceVersion, uid, generation,
+// creationTimestamp, selfLink, deletion fields, and status unless keepStatus)
+// and without the last-applied annotation kubectl writes.
+func Normalize(o *unstructured.Unstructured, keepStatus bool) *unstructured.Unstructured {
+	if o == nil {
+		return nil
+	}
+	c := o.DeepCopy()
+	if meta, ok := c.Object["metadata"].(map[string]any); ok {
+		for _, f := range serverFields {
+			delete(meta, f)
+		}
+		if ann, ok := meta["annotations"].(map[string]any); ok {
+			delete(ann, "kubectl.kubernetes.io/last-applied-configuration")
+			if len(ann) == 0 {
+				delete(meta, "annotations")
+			}
+		}
+	}
+	if !keepStatus {
+		delete(c.Object, "status")
+	}
+	return c
+}
+
+// maskSecrets replaces the values of Secret data and stringData with "***"
+// on both sides, marking values that differ as "*** (before)" and "***
+// (after)" so a change still shows, as kubectl diff does. Only the hash of a
+// value is compared; no value survives.
+func maskSecrets(from, to *unstructured.Unstructured) {
+	isSecret := func(o *unstructured.Unstructured) bool {
+		return o != nil && o.GetKind() == "Secret" && o.GroupVersionKind().Group == ""
+	}
+	if !isSecret(from) && !isSecret(to) {
+		return
+	}
+	for _, field := range []string{"data", "stringData"} {
+		var fm, tm map[string]any
+		if from != nil {
+			fm, _ = from.Object[field].(map[string]any)
+		}
+		if to != nil {
+			tm, _ = to.Object[field].(map[string]any)
+		}
+		for k, v := range fm {
+			if tv, ok := tm[k]; ok && hash(tv) != hash(v) {
+				fm[k], tm[k] = "*** (before)", "*** (after)"
+				continue
+			}
+			fm[k] = "***"
+		}
+		for k, v := range tm {
+			if s, ok := v.(string); ok && (s == "*** (after)") {
+				continue
+			}
+			tm[k] = "***"
+		}
+	}
+}
+
+func hash(v any) [32]byte {
+	return sha256.Sum256([]byte(fmt.Sprint(v)))
+}
