@@ -119,7 +119,10 @@ func Build(payload fs.FS, opts BuildOptions) (v1.Image, error) {
 		return nil, fmt.Errorf("build image: payload layer: %w", err)
 	}
 	img, err := mutate.Append(base, mutate.Addendum{
-		Layer:     layer,
+		// Hide the tarball layer's Descriptor method: it has an empty
+		// annotations map, which the manifest JSON drops, so the manifest
+		// would not read back equal to itself.
+		Layer:     struct{ v1.Layer }{layer},
 		MediaType: layerType,
 		History: v1.History{
 			Created:   v1.Time{Time: epoch},

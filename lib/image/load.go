@@ -74,7 +74,7 @@ type LoadOptions struct {
 	// MaxLayers is the most layers an image may have.
 	MaxLayers int
 	// MaxFiles is the most tar entries over all layers, and the most files
-	// the payload directories may expand to.
+	// and directories the payload directories may expand to through links.
 	MaxFiles int
 	// MaxEntrySize is the largest size any one entry may declare.
 	MaxEntrySize int64
@@ -314,12 +314,24 @@ func (f *flattener) readLayer(i int) error {
 	// Headers, padding and PAX records come on top of the declared sizes;
 	// allow for them generously, but keep the stream bounded.
 	max := f.opts.MaxTotalSize + int64(f.opts.MaxFiles)*2048 + 64<<20
-	tr := tar.NewReader(&budgetReader{r: rc, read: &f.streamRead, max: max})
+	br := &budgetReader{r: rc, read: &f.streamRead, max: max}
+	tr := tar.NewReader(br)
 	added := map[string]bool{} // paths this layer put in place
 	for index := 0; ; index++ {
 		hdr, err := tr.Next()
 		if err == io.EOF {
+			// Read to the end, so that a blob checked against its digest
+			// as it is read (OCI layouts) is checked whole.
+			if _, err := io.Copy(io.Discard, br); err != nil {
+				if errors.Is(err, errStreamLimit) {
+					return f.refuse(i, "", ErrTooLarge, "uncompressed layers above %d bytes", max)
+				}
+				return fmt.Errorf("layer %d: %w", i, err)
+			}
 			return nil
+		}
+		if errors.Is(err, tar.ErrInsecurePath) && hdr != nil {
+			return f.refuse(i, hdr.Name, ErrUnsafePath, "insecure path")
 		}
 		if errors.Is(err, errStreamLimit) {
 			return f.refuse(i, "", ErrTooLarge, "uncompressed layers above %d bytes", max)
@@ -603,10 +615,21 @@ type placed struct {
 func (f *flattener) collect() (fstest.MapFS, error) {
 	out := fstest.MapFS{}
 	var files []placed
+	count := 0 // directories and files placed
+	tooMany := func(name string) error {
+		count++
+		if count > f.opts.MaxFiles {
+			return &RefusedError{Layer: -1, Entry: name, Reason: ErrTooManyFiles, Detail: fmt.Sprintf("payload directories expand to more than %d files", f.opts.MaxFiles)}
+		}
+		return nil
+	}
 	var walk func(outName, real string, stack map[string]bool) error
 	walk = func(outName, real string, stack map[string]bool) error {
 		if stack[real] {
 			return &RefusedError{Layer: -1, Entry: outName, Reason: ErrUnsafeLink, Detail: fmt.Sprintf("directory loop through %q", real)}
+		}
+		if err := tooMany(outName); err != nil {
+			return err
 		}
 		stack[real] = true
 		defer delete(stack, real)
@@ -631,10 +654,10 @@ func (f *flattener) collect() (fstest.MapFS, error) {
 					return err
 				}
 			case kindFile:
-				files = append(files, placed{name: o, node: n})
-				if len(files) > f.opts.MaxFiles {
-					return &RefusedError{Layer: -1, Entry: o, Reason: ErrTooManyFiles, Detail: fmt.Sprintf("payload directories expand to more than %d files", f.opts.MaxFiles)}
+				if err := tooMany(o); err != nil {
+					return err
 				}
+				files = append(files, placed{name: o, node: n})
 			}
 		}
 		return nil

@@ -316,6 +316,9 @@ func openTarball(file string, opts LoadOptions) (v1.Image, error) {
 		if err == io.EOF {
 			break
 		}
+		if errors.Is(err, tar.ErrInsecurePath) && hdr != nil {
+			return nil, &RefusedError{Layer: -1, Entry: hdr.Name, Reason: ErrUnsafePath, Detail: "insecure path"}
+		}
 		if err != nil {
 			return nil, fmt.Errorf("not an image tarball: read tar: %w", err)
 		}
