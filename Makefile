@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/payload-apply
 
-.PHONY: build test unit e2e test-apiserver verify bench fuzz
+.PHONY: build test unit e2e test-deps test-apiserver verify bench fuzz
 
 build:
 	$(GO) build -o $(BIN) ./cmd/payload-apply
@@ -12,15 +12,20 @@ build:
 test-apiserver:
 	hack/test-apiserver.sh build
 
+# Tools the tests use that Go does not bring (skopeo, from Debian), installed
+# only when missing, plus the test control plane.
+test-deps: test-apiserver
+	hack/install-test-deps.sh
+
 # Unit and end-to-end tests. The e2e tests start kube-apiserver and etcd on
-# 127.0.0.1; with CI=true a missing server fails instead of skipping.
-test: test-apiserver
+# 127.0.0.1; with CI=true a missing server or tool fails instead of skipping.
+test: test-deps
 	$(GO) test -race -tags e2e -timeout 30m ./...
 
 unit:
 	$(GO) test -race ./...
 
-e2e: test-apiserver
+e2e: test-deps
 	$(GO) test -tags e2e -timeout 30m -run 'E2E|e2e' ./...
 
 verify:

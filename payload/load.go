@@ -403,15 +403,25 @@ func ParseReleaseMetadata(data []byte) (*Release, error) {
 // image.openshift.io/v1 ImageStream (JSON or YAML) whose tags each have a
 // unique name and a DockerImage pull spec.
 func ParseImageReferences(data []byte) (*imagev1.ImageStream, error) {
+	ims, err := parseImageStream(data)
+	if err != nil {
+		return nil, err
+	}
+	if ims.Name == "" {
+		return nil, errors.New("metadata.name (the release version) is required")
+	}
+	return ims, nil
+}
+
+// parseImageStream is ParseImageReferences without the name requirement: a
+// component's image-references has no release version to name.
+func parseImageStream(data []byte) (*imagev1.ImageStream, error) {
 	var ims imagev1.ImageStream
 	if err := yaml.UnmarshalStrict(data, &ims); err != nil {
 		return nil, fmt.Errorf("not an ImageStream: %w", err)
 	}
 	if ims.Kind != "ImageStream" || (ims.APIVersion != "image.openshift.io/v1" && ims.APIVersion != "v1") {
 		return nil, fmt.Errorf("is %s %s, want image.openshift.io/v1 ImageStream", ims.APIVersion, ims.Kind)
-	}
-	if ims.Name == "" {
-		return nil, errors.New("metadata.name (the release version) is required")
 	}
 	seen := map[string]bool{}
 	for i, tag := range ims.Spec.Tags {

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/payload-apply/payload-apply/lib/image"
 	"github.com/payload-apply/payload-apply/lib/manifest"
 	"github.com/payload-apply/payload-apply/payload"
 	"github.com/payload-apply/payload-apply/profiles"
@@ -21,6 +22,22 @@ import (
 // file names the task graph cannot order. The error is for problems that stop
 // validation itself (an unreadable payload, unknown options).
 func Validate(opts Options) ([]manifest.Finding, error) {
+	return validate(opts, false, nil)
+}
+
+// ValidateRelease is Validate for a release image, or a payload about to be
+// built into one. It adds: the payload must have release-manifests/ with
+// release-metadata and image-references (Load already requires the
+// ImageStream's name to equal the metadata version), and, when labels is not
+// nil (the image's config labels), the io.openshift.release label must equal
+// the release version. Unused image-references tags stay warnings, as in
+// Validate: real releases carry images that no manifest names (the
+// installer, CLI artifacts, must-gather), so they cannot be errors.
+func ValidateRelease(opts Options, labels map[string]string) ([]manifest.Finding, error) {
+	return validate(opts, true, labels)
+}
+
+func validate(opts Options, release bool, labels map[string]string) ([]manifest.Finding, error) {
 	set := opts.Profiles
 	if set == nil {
 		var err error
@@ -67,6 +84,9 @@ func Validate(opts Options) ([]manifest.Finding, error) {
 	}
 	findings = append(findings, dups...)
 	findings = append(findings, imageFindings(p)...)
+	if release {
+		findings = append(findings, releaseFindings(p, findings, labels)...)
+	}
 	SortFindings(findings)
 	return findings, nil
 }
@@ -208,6 +228,41 @@ func imageFindings(p *payload.Payload) []manifest.Finding {
 	for _, tag := range unused {
 		out = append(out, manifest.Finding{File: payload.ReleaseManifestDir + "/" + payload.ImageReferencesFile, Doc: -1,
 			Severity: manifest.SeverityWarning, Message: fmt.Sprintf("tag %s (%s) is used by no manifest", tag, images[tag])})
+	}
+	return out
+}
+
+// releaseFindings checks what a release image needs beyond a payload
+// directory: release metadata and image references, and a release label
+// that agrees with them. found are the findings so far, so that a file Load
+// already reported is not reported twice.
+func releaseFindings(p *payload.Payload, found []manifest.Finding, labels map[string]string) []manifest.Finding {
+	var out []manifest.Finding
+	reported := map[string]bool{}
+	for _, f := range found {
+		if f.Severity == manifest.SeverityError {
+			reported[f.File] = true
+		}
+	}
+	for _, file := range []string{payload.ReleaseMetadataFile, payload.ImageReferencesFile} {
+		name := payload.ReleaseManifestDir + "/" + file
+		missing := (file == payload.ReleaseMetadataFile && p.Release == nil) || (file == payload.ImageReferencesFile && p.ImageStream == nil)
+		if missing && !reported[name] {
+			out = append(out, manifest.Finding{File: name, Doc: -1, Severity: manifest.SeverityError,
+				Message: "a release image needs this file"})
+		}
+	}
+	if labels == nil {
+		return out
+	}
+	label, ok := labels[image.ReleaseLabel]
+	switch {
+	case !ok:
+		out = append(out, manifest.Finding{File: "image", Doc: -1, Severity: manifest.SeverityError,
+			Message: fmt.Sprintf("label %s is missing", image.ReleaseLabel)})
+	case p.Release != nil && label != p.Release.Version:
+		out = append(out, manifest.Finding{File: "image", Doc: -1, Severity: manifest.SeverityError,
+			Message: fmt.Sprintf("label %s is %q, release-metadata version is %q", image.ReleaseLabel, label, p.Release.Version)})
 	}
 	return out
 }

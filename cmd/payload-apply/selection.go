@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/payload-apply/payload-apply/lib/component"
+	"github.com/payload-apply/payload-apply/lib/image"
 	"github.com/payload-apply/payload-apply/plan"
 	"github.com/payload-apply/payload-apply/profiles"
 )
@@ -35,7 +36,7 @@ type selectionFlags struct {
 
 func (f *selectionFlags) addFlags(fs *pflag.FlagSet) {
 	f.fs = fs
-	fs.StringVar(&f.payload, "payload", "", "payload directory with manifests/ and/or release-manifests/ (default: the reference payload built into the binary)")
+	fs.StringVar(&f.payload, "payload", "", "payload: a directory with manifests/ and/or release-manifests/, an OCI image layout directory or an image tarball (default: the reference payload built into the binary)")
 	fs.StringVar(&f.releaseImage, "release-image", "", "pull spec the manifests/ templates see as {{.ReleaseImage}} (default: quay.io/openshift-release-dev/ocp-release:<version>)")
 	fs.StringVar(&f.profile, "profile", "", "cluster profile (default: "+profiles.Default+")")
 	fs.StringVar(&f.featureSet, "feature-set", "", "feature set: Default, TechPreviewNoUpgrade, DevPreviewNoUpgrade, CustomNoUpgrade or OKD (default: Default)")
@@ -104,16 +105,35 @@ func (f *selectionFlags) options() (plan.Options, error) {
 	return opts, nil
 }
 
-// payloadFS opens a payload given on the command line: a directory.
+// payloadFS opens a payload given on the command line: a payload
+// directory, an OCI image layout directory or an image tarball (read into
+// memory by lib/image, which refuses hostile archives). A payload that
+// cannot be read is a usage error (exit 2).
 func payloadFS(path string) (fs.FS, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, usageErrorf("--payload: %v", err)
 	}
-	if !st.IsDir() {
-		return nil, usageErrorf("--payload %s: not a directory", path)
+	if st.IsDir() && !image.IsLayout(path) {
+		return os.DirFS(path), nil
 	}
-	return os.DirFS(path), nil
+	fsys, err := image.Load(path, image.LoadOptions{})
+	if err != nil {
+		return nil, &exitError{Code: exitUsage, Err: fmt.Errorf("--payload %w", err)}
+	}
+	return fsys, nil
+}
+
+// imageLabels returns the config labels of a payload read from an image,
+// or nil for a payload directory.
+func imageLabels(fsys fs.FS) map[string]string {
+	if img, ok := fsys.(*image.FS); ok {
+		if l := img.Labels(); l != nil {
+			return l
+		}
+		return map[string]string{}
+	}
+	return nil
 }
 
 func version() string {

@@ -26,6 +26,13 @@ objects that two included files both define (for every profile and feature
 set, or only the ones --profile and --feature-set name), container images
 against image-references, and file names the task graph cannot order.
 
+A release image (--payload an OCI layout or image tarball) is also checked as
+'build' checks it: release-manifests/ with release-metadata and
+image-references, the io.openshift.release label equal to the release
+version, which must equal the ImageStream name, and every pull spec
+well-formed. Unused image-references tags are warnings, as for directories:
+real releases carry images no manifest names.
+
 Exit codes: 0 valid (warnings only), 1 invalid (at least one error), 2 usage
 error or a payload that cannot be read.`,
 		flags: func(fs *pflag.FlagSet) runner {
@@ -53,7 +60,13 @@ func (o *validateOptions) Complete(ctx context.Context, args []string, s IOStrea
 func (o *validateOptions) Validate() error { return nil }
 
 func (o *validateOptions) Run(ctx context.Context, s IOStreams) error {
-	findings, err := plan.Validate(o.opts)
+	var findings []manifest.Finding
+	var err error
+	if labels := imageLabels(o.opts.Payload); labels != nil {
+		findings, err = plan.ValidateRelease(o.opts, labels)
+	} else {
+		findings, err = plan.Validate(o.opts)
+	}
 	if err != nil {
 		return &exitError{Code: exitUsage, Err: err}
 	}

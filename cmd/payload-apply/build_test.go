@@ -1,0 +1,414 @@
+package main
+
+import (
+	"archive/tar"
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+
+	"github.com/payload-apply/payload-apply/lib/image"
+	"github.com/payload-apply/payload-apply/payload"
+)
+
+// realVersion is the version of the shared real payload.
+const realVersion = "4.22.0-0.snapshot-2026-08"
+
+// runCmd runs the command line and returns the exit code, stdout and stderr.
+func runCmd(t testing.TB, args ...string) (int, string, string) {
+	t.Helper()
+	out, errOut, code := runCLI(t, args...)
+	return code, out, errOut
+}
+
+// mustRun runs the command line and fails the test unless it exits 0.
+func mustRun(t testing.TB, args ...string) string {
+	t.Helper()
+	code, out, errOut := runCmd(t, args...)
+	if code != 0 {
+		t.Fatalf("payload-apply %s: exit %d\n%s", strings.Join(args, " "), code, errOut)
+	}
+	return out
+}
+
+// buildReal builds the real payload into dst and returns the printed digest.
+func buildReal(t testing.TB, dst string, format image.Format) string {
+	t.Helper()
+	return strings.TrimSpace(mustRun(t, "build", "--from", requireRealPayload(t), "--version", realVersion, "-o", dst, "--format", string(format)))
+}
+
+func TestBuildRealPayloadRendersTheSame(t *testing.T) {
+	dir := requireRealPayload(t)
+	tmp := t.TempDir()
+	images := map[string]string{
+		"oci layout":     filepath.Join(tmp, "layout"),
+		"docker-archive": filepath.Join(tmp, "release.tar"),
+	}
+	buildReal(t, images["oci layout"], image.FormatOCI)
+	buildReal(t, images["docker-archive"], image.FormatDockerArchive)
+	for profile := range referenceProfiles {
+		want := mustRun(t, "render", "--list", "--profile", profile, "--payload", dir)
+		if len(strings.Split(want, "\n")) < 100 {
+			t.Fatalf("profile %s: only %d objects from the directory", profile, len(strings.Split(want, "\n")))
+		}
+		for kind, img := range images {
+			t.Run(profile+"/"+kind, func(t *testing.T) {
+				got := mustRun(t, "render", "--list", "--profile", profile, "--payload", img)
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("render --list from the image (-directory +image):\n%s", diff)
+				}
+			})
+		}
+	}
+	for kind, img := range images {
+		t.Run("validate/"+kind, func(t *testing.T) {
+			code, _, errOut := runCmd(t, "validate", "--payload", img)
+			if code != 0 || !strings.Contains(errOut, "0 errors") {
+				t.Errorf("validate --payload %s: exit %d, %s", kind, code, errOut)
+			}
+		})
+	}
+}
+
+func TestBuildDigestStable(t *testing.T) {
+	src := smallPayload(t)
+	for _, format := range image.Formats {
+		t.Run(string(format), func(t *testing.T) {
+			var digests []string
+			for i := 0; i < 2; i++ {
+				out := filepath.Join(t.TempDir(), "image")
+				digests = append(digests, strings.TrimSpace(mustRun(t, "build", "--from", src, "--version", "4.22.0", "-o", out, "--format", string(format))))
+			}
+			if !strings.HasPrefix(digests[0], "sha256:") || digests[0] != digests[1] {
+				t.Errorf("digests %v: want the same sha256 twice", digests)
+			}
+		})
+	}
+}
+
+// skopeoInspect is what the tests read from `skopeo inspect`.
+type skopeoInspect struct {
+	Digest string
+	Labels map[string]string
+	Layers []string
+}
+
+func TestSkopeoReadsBuiltImages(t *testing.T) {
+	skopeo, err := exec.LookPath("skopeo")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("skopeo is not installed; CI must run hack/install-test-deps.sh first")
+		}
+		t.Skip("skopeo is not installed (run hack/install-test-deps.sh); skipping the check with a tool nobody here wrote")
+	}
+	src := requireRealPayload(t)
+	tests := []struct {
+		format    image.Format
+		transport string
+	}{
+		{format: image.FormatOCI, transport: "oci:"},
+		{format: image.FormatDockerArchive, transport: "docker-archive:"},
+	}
+	for _, tc := range tests {
+		t.Run(string(tc.format), func(t *testing.T) {
+			var digests []string
+			for i := 0; i < 2; i++ {
+				out := filepath.Join(t.TempDir(), "image")
+				mustRun(t, "build", "--from", src, "--version", realVersion, "-o", out, "--format", string(tc.format))
+				cmd := exec.Command(skopeo, "inspect", tc.transport+out)
+				data, err := cmd.Output()
+				if err != nil {
+					t.Fatalf("skopeo inspect %s%s: %v\n%s", tc.transport, out, err, stderrOf(err))
+				}
+				var got skopeoInspect
+				if err := json.Unmarshal(data, &got); err != nil {
+					t.Fatalf("skopeo inspect output: %v\n%s", err, data)
+				}
+				if diff := cmp.Diff(map[string]string{image.ReleaseLabel: realVersion}, got.Labels); diff != "" {
+					t.Errorf("labels (-want +got):\n%s", diff)
+				}
+				if len(got.Layers) != 1 {
+					t.Errorf("%d layers, want 1: %v", len(got.Layers), got.Layers)
+				}
+				digests = append(digests, got.Digest)
+			}
+			if digests[0] == "" || digests[0] != digests[1] {
+				t.Errorf("skopeo's digests of two builds: %v, want the same", digests)
+			}
+		})
+	}
+
+	// And the other way: what skopeo writes, --payload reads.
+	layout := filepath.Join(t.TempDir(), "layout")
+	buildReal(t, layout, image.FormatOCI)
+	want := mustRun(t, "render", "--list", "--payload", src)
+	for _, dst := range []string{"oci-archive:" + filepath.Join(t.TempDir(), "oci.tar"), "docker-archive:" + filepath.Join(t.TempDir(), "docker.tar")} {
+		t.Run("skopeo copy to "+strings.SplitN(dst, ":", 2)[0], func(t *testing.T) {
+			if out, err := exec.Command(skopeo, "copy", "oci:"+layout, dst).CombinedOutput(); err != nil {
+				t.Fatalf("skopeo copy: %v\n%s", err, out)
+			}
+			got := mustRun(t, "render", "--list", "--payload", strings.SplitN(dst, ":", 2)[1])
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("render --list (-directory +skopeo's copy):\n%s", diff)
+			}
+		})
+	}
+}
+
+func stderrOf(err error) string {
+	if ee, ok := err.(*exec.ExitError); ok {
+		return string(ee.Stderr)
+	}
+	return ""
+}
+
+// smallPayload writes a component directory tree: two components and the
+// CVO's manifests, all from the embedded reference payload.
+func smallPayload(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, payload.Embedded()); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func writeFiles(t testing.TB, dir string, files map[string]string) string {
+	t.Helper()
+	for name, body := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+const testConfigMap = `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+  namespace: openshift-example
+  annotations:
+    include.release.openshift.io/self-managed-high-availability: "true"
+data:
+  image: quay.io/example/operator:v1
+`
+
+const testRefs = `kind: ImageStream
+apiVersion: image.openshift.io/v1
+spec:
+  tags:
+  - name: example-operator
+    from:
+      kind: DockerImage
+      name: %s
+`
+
+func TestBuildComponents(t *testing.T) {
+	root := t.TempDir()
+	example := writeFiles(t, filepath.Join(root, "example-operator"), map[string]string{
+		"configmap.yaml":   testConfigMap,
+		"image-references": strings.Replace(testRefs, "%s", "quay.io/example/operator:v1", 1),
+		"README.md":        "not a manifest",
+	})
+	other := writeFiles(t, filepath.Join(root, "repo", "manifests"), map[string]string{
+		"0000_30_other_configmap.yaml": strings.Replace(testConfigMap, "settings", "other", 1),
+	})
+	out := filepath.Join(root, "image")
+	mustRun(t, "build", "--from", example, "--from", "other="+other, "--version", "4.22.0", "-o", out)
+	got := mustRun(t, "render", "--list", "--payload", out)
+	want := "30\tother\trelease-manifests/0000_30_other_configmap.yaml\tv1\tConfigMap\topenshift-example\tother\n" +
+		"50\texample-operator\trelease-manifests/0000_50_example-operator_configmap.yaml\tv1\tConfigMap\topenshift-example\tsettings\n"
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("render --list (-want +got):\n%s", diff)
+	}
+}
+
+func TestBuildCommandErrors(t *testing.T) {
+	root := t.TempDir()
+	good := writeFiles(t, filepath.Join(root, "good"), map[string]string{"configmap.yaml": testConfigMap})
+	conflictA := writeFiles(t, filepath.Join(root, "a"), map[string]string{
+		"configmap.yaml":   testConfigMap,
+		"image-references": strings.Replace(testRefs, "%s", "quay.io/example/operator:v1", 1),
+	})
+	conflictB := writeFiles(t, filepath.Join(root, "b"), map[string]string{
+		"image-references": strings.Replace(testRefs, "%s", "quay.io/example/operator:v2", 1),
+	})
+	badSpec := writeFiles(t, filepath.Join(root, "bad-spec"), map[string]string{
+		"configmap.yaml":   testConfigMap,
+		"image-references": strings.Replace(testRefs, "%s", "quay.io/Example/UPPER CASE:v1", 1),
+	})
+	out := filepath.Join(root, "out")
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		wantErr  string
+	}{
+		{name: "no sources", args: []string{"build", "--version", "1.0.0", "-o", out}, wantCode: 2, wantErr: "error: --from or --manifests is required"},
+		{name: "no version", args: []string{"build", "--from", good, "-o", out}, wantCode: 2, wantErr: "error: --version is required"},
+		{name: "no output", args: []string{"build", "--from", good, "--version", "1.0.0"}, wantCode: 2, wantErr: "error: -o/--output is required"},
+		{name: "bad format", args: []string{"build", "--from", good, "--version", "1.0.0", "-o", out, "--format", "zip"}, wantCode: 2, wantErr: `error: --format "zip": want oci or docker-archive`},
+		{name: "missing directory", args: []string{"build", "--from", filepath.Join(root, "nope"), "--version", "1.0.0", "-o", out}, wantCode: 2, wantErr: "no such file or directory"},
+		{name: "version not semver", args: []string{"build", "--from", good, "--version", "4.22", "-o", out}, wantCode: 1, wantErr: `error: release version "4.22": not semver`},
+		{
+			name:     "conflicting tags",
+			args:     []string{"build", "--from", conflictA, "--from", conflictB, "--version", "1.0.0", "-o", out},
+			wantCode: 1,
+			wantErr:  `error: image-references: tag "example-operator": conflicting pull specs "quay.io/example/operator:v1" from ` + conflictA + `/image-references and "quay.io/example/operator:v2" from ` + conflictB + "/image-references",
+		},
+		{
+			name:     "malformed pull spec",
+			args:     []string{"build", "--from", badSpec, "--version", "1.0.0", "-o", out},
+			wantCode: 1,
+			wantErr:  `release-manifests/image-references: error: tag example-operator: pull spec "quay.io/Example/UPPER CASE:v1"`,
+		},
+		{name: "missing base", args: []string{"build", "--from", good, "--version", "1.0.0", "-o", out, "--base", filepath.Join(root, "nope.tar")}, wantCode: 1, wantErr: "error: --base: stat"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, errOut := runCmd(t, tc.args...)
+			if code != tc.wantCode || !strings.Contains(errOut, tc.wantErr) {
+				t.Errorf("exit %d, stderr:\n%s\nwant exit %d and %q", code, errOut, tc.wantCode, tc.wantErr)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("%s was written", out)
+			}
+		})
+	}
+}
+
+func TestBuildOnBase(t *testing.T) {
+	root := t.TempDir()
+	// A base image holding the CVO's manifests, as the CVO image does.
+	cvo := writeFiles(t, filepath.Join(root, "cvo"), map[string]string{
+		"0000_00_cluster-version-operator_00_namespace.yaml": strings.Replace(testConfigMap, "settings", "cvo", 1),
+	})
+	baseDir := filepath.Join(root, "base")
+	mustRun(t, "build", "--manifests", cvo, "--version", "0.0.1", "-o", baseDir)
+	comp := writeFiles(t, filepath.Join(root, "example"), map[string]string{"configmap.yaml": testConfigMap})
+	out := filepath.Join(root, "release.tar")
+	mustRun(t, "build", "--from", comp, "--base", baseDir, "--version", "4.22.0", "-o", out, "--format", "docker-archive")
+	got := mustRun(t, "render", "--list", "--payload", out)
+	want := "00\tcluster-version-operator\tmanifests/0000_00_cluster-version-operator_00_namespace.yaml\tv1\tConfigMap\topenshift-example\tcvo\n" +
+		"50\texample\trelease-manifests/0000_50_example_configmap.yaml\tv1\tConfigMap\topenshift-example\tsettings\n"
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("render --list (-want +got):\n%s", diff)
+	}
+}
+
+func TestPayloadRefusesHostileImages(t *testing.T) {
+	tests := []struct {
+		name    string
+		entries []tarEntry
+		wantErr string
+	}{
+		{
+			name:    "path traversal",
+			entries: []tarEntry{{name: "../../etc/cron.d/evil", body: "* * * * * root sh"}},
+			wantErr: `layer 0: entry "../../etc/cron.d/evil": refused: path leaves the image root`,
+		},
+		{
+			name:    "symlink out of the root",
+			entries: []tarEntry{{name: "release-manifests/x.yaml", link: "../../../../etc/shadow", typeflag: tar.TypeSymlink}},
+			wantErr: `layer 0: entry "release-manifests/x.yaml": refused: link leaves the image root`,
+		},
+		{
+			name:    "device",
+			entries: []tarEntry{{name: "release-manifests/mem", typeflag: tar.TypeChar}},
+			wantErr: `layer 0: entry "release-manifests/mem": refused: special file: character device`,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := hostileArchive(t, tc.entries)
+			for _, cmd := range []string{"render", "validate"} {
+				code, _, errOut := runCmd(t, cmd, "--payload", p)
+				if code != 2 || !strings.Contains(errOut, "error: --payload "+p+": "+tc.wantErr) {
+					t.Errorf("%s: exit %d, stderr:\n%s\nwant exit 2 and %q", cmd, code, errOut, tc.wantErr)
+				}
+			}
+		})
+	}
+}
+
+type tarEntry struct {
+	name, body, link string
+	typeflag         byte
+}
+
+// hostileArchive writes a docker-archive whose one layer holds entries.
+func hostileArchive(t *testing.T, entries []tarEntry) string {
+	t.Helper()
+	var b bytes.Buffer
+	tw := tar.NewWriter(&b)
+	for _, e := range entries {
+		tf := e.typeflag
+		if tf == 0 {
+			tf = tar.TypeReg
+		}
+		hdr := &tar.Header{Name: e.name, Typeflag: tf, Linkname: e.link, Mode: 0o644}
+		if tf == tar.TypeReg {
+			hdr.Size = int64(len(e.body))
+		}
+		if err := tw.WriteHeader(hdr); err != nil {
+			t.Fatal(err)
+		}
+		tw.Write([]byte(e.body))
+	}
+	tw.Close()
+	data := b.Bytes()
+	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := mutate.AppendLayers(empty.Image, layer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "evil.tar")
+	tag, _ := name.NewTag("evil:latest")
+	if err := tarball.WriteToFile(p, tag, img); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestValidateImageChecksTheLabel(t *testing.T) {
+	asm, err := payload.Assemble([]payload.Source{{Path: "p", FS: os.DirFS(smallPayload(t))}}, payload.AssembleOptions{Version: "4.22.0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Built by hand with a label that disagrees with release-metadata.
+	img, err := image.Build(asm.FS(), image.BuildOptions{Version: "9.9.9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "image")
+	if err := image.Write(img, out, image.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, _ := runCmd(t, "validate", "--payload", out)
+	want := `image: error: label io.openshift.release is "9.9.9", release-metadata version is "4.22.0"`
+	if code != 1 || !strings.Contains(stdout, want) {
+		t.Errorf("exit %d, stdout:\n%s\nwant exit 1 and %q", code, stdout, want)
+	}
+	// The directory it came from has no label to disagree with.
+	if code, stdout, _ := runCmd(t, "validate", "--payload", smallPayload(t)); code != 0 || strings.Contains(stdout, "label") {
+		t.Errorf("validate the directory: exit %d\n%s", code, stdout)
+	}
+}
