@@ -1,0 +1,195 @@
+package nodetuning
+
+import (
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// GroupVersionKind is the kind of the profiles the component reads.
+var GroupVersionKind = schema.GroupVersionKind{Group: "performance.openshift.io", Version: "v2", Kind: "PerformanceProfile"}
+
+// PerformanceProfile is performance.openshift.io/v2 PerformanceProfile as the
+// payload's CRD defines it: the admin's description of low-latency nodes.
+type PerformanceProfile struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   PerformanceProfileSpec    `json:"spec"`
+	Status *PerformanceProfileStatus `json:"status,omitempty"`
+}
+
+// PerformanceProfileSpec is what the profile asks for.
+type PerformanceProfileSpec struct {
+	// CPU partitions the node's CPUs. Required.
+	CPU *CPU `json:"cpu,omitempty"`
+	// HugePages are allocated at boot.
+	HugePages *HugePages `json:"hugepages,omitempty"`
+	// MachineConfigLabel labels the MachineConfig (and selects the Tuned's
+	// nodes). Nil: machineconfiguration.openshift.io/role=<role of NodeSelector>.
+	MachineConfigLabel map[string]string `json:"machineConfigLabel,omitempty"`
+	// MachineConfigPoolSelector selects the pool of the KubeletConfig.
+	// Nil: machineconfiguration.openshift.io/role=<role of NodeSelector>.
+	MachineConfigPoolSelector map[string]string `json:"machineConfigPoolSelector,omitempty"`
+	// NodeSelector picks the nodes; the RuntimeClass schedules onto them.
+	// Required.
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+	// RealTimeKernel switches the MachineConfig to the realtime kernel.
+	RealTimeKernel *RealTimeKernel `json:"realTimeKernel,omitempty"`
+	// AdditionalKernelArgs are appended to the kernel arguments, in order.
+	AdditionalKernelArgs []string `json:"additionalKernelArgs,omitempty"`
+	// NUMA sets the topology manager policy.
+	NUMA *NUMA `json:"numa,omitempty"`
+	// Net sets the queue count of network devices to the reserved CPU count.
+	Net *Net `json:"net,omitempty"`
+	// GloballyDisableIrqLoadBalancing keeps device interrupts off the
+	// isolated CPUs.
+	GloballyDisableIrqLoadBalancing *bool `json:"globallyDisableIrqLoadBalancing,omitempty"`
+	// WorkloadHints choose latency against power.
+	WorkloadHints *WorkloadHints `json:"workloadHints,omitempty"`
+}
+
+// CPU partitions the CPUs: sets such as "0-3,8".
+type CPU struct {
+	// Reserved CPUs run housekeeping and the kubelet. Required.
+	Reserved string `json:"reserved,omitempty"`
+	// Isolated CPUs run latency-sensitive workloads. Required.
+	Isolated string `json:"isolated,omitempty"`
+	// Offlined CPUs are taken offline at boot.
+	Offlined string `json:"offlined,omitempty"`
+	// BalanceIsolated false removes the isolated CPUs from the scheduler's
+	// load balancing. Nil: true.
+	BalanceIsolated *bool `json:"balanceIsolated,omitempty"`
+}
+
+// HugePages are the huge pages to allocate at boot.
+type HugePages struct {
+	// DefaultHugePagesSize is the kernel's default huge page size; required
+	// when Pages is not empty.
+	DefaultHugePagesSize string `json:"defaultHugepagesSize,omitempty"`
+	// Pages are the pages by size, and optionally NUMA node.
+	Pages []HugePage `json:"pages,omitempty"`
+}
+
+// HugePage is a count of pages of one size, on one NUMA node or spread over
+// all of them.
+type HugePage struct {
+	// Size is a huge page size such as "2M" or "1G".
+	Size string `json:"size,omitempty"`
+	// Count is the number of pages, at least 1.
+	Count int32 `json:"count,omitempty"`
+	// Node is the NUMA node; nil spreads the pages (kernel arguments), set
+	// allocates them on that node at boot (a systemd unit).
+	Node *int32 `json:"node,omitempty"`
+}
+
+// RealTimeKernel selects the kernel.
+type RealTimeKernel struct {
+	// Enabled installs the realtime kernel.
+	Enabled *bool `json:"enabled,omitempty"`
+}
+
+// NUMA holds the topology settings.
+type NUMA struct {
+	// TopologyPolicy is the kubelet's topology manager policy: none,
+	// best-effort (the default), restricted or single-numa-node.
+	TopologyPolicy *string `json:"topologyPolicy,omitempty"`
+}
+
+// Net sets network queues.
+type Net struct {
+	// UserLevelNetworking sets the devices' combined channels to the number
+	// of reserved CPUs.
+	UserLevelNetworking *bool `json:"userLevelNetworking,omitempty"`
+	// Devices limits that to the matching devices; empty: all devices.
+	Devices []Device `json:"devices,omitempty"`
+}
+
+// Device matches network devices by interface name (shell pattern, "!"
+// negates), vendor ID and device ID ("0x" and four hexadecimal digits).
+type Device struct {
+	InterfaceName *string `json:"interfaceName,omitempty"`
+	VendorID      *string `json:"vendorID,omitempty"`
+	DeviceID      *string `json:"deviceID,omitempty"`
+}
+
+// WorkloadHints trade power for latency.
+type WorkloadHints struct {
+	// HighPowerConsumption keeps CPUs out of deep idle states.
+	HighPowerConsumption *bool `json:"highPowerConsumption,omitempty"`
+	// RealTime tunes for real-time workloads. Nil: true.
+	RealTime *bool `json:"realTime,omitempty"`
+	// PerPodPowerManagement lets pods choose power settings; it excludes
+	// HighPowerConsumption.
+	PerPodPowerManagement *bool `json:"perPodPowerManagement,omitempty"`
+	// MixedCpus needs shared CPUs, which this version of the API does not
+	// have: true is an error.
+	MixedCpus *bool `json:"mixedCpus,omitempty"`
+}
+
+// PerformanceProfileStatus is the status the controller reports; on a hosted
+// control plane it is serialized into the status ConfigMap.
+type PerformanceProfileStatus struct {
+	// Conditions are Available, Upgradeable, Progressing and Degraded.
+	Conditions []Condition `json:"conditions,omitempty"`
+	// Tuned is namespace/name of the rendered Tuned.
+	Tuned string `json:"tuned,omitempty"`
+	// RuntimeClass is the name of the rendered RuntimeClass.
+	RuntimeClass string `json:"runtimeClass,omitempty"`
+}
+
+// Condition is one status condition. LastTransitionTime changes only when
+// Status does; it is nil in render's preview.
+type Condition struct {
+	Type               string      `json:"type"`
+	Status             string      `json:"status"`
+	Reason             string      `json:"reason,omitempty"`
+	Message            string      `json:"message,omitempty"`
+	LastTransitionTime *metav1.Time `json:"lastTransitionTime,omitempty"`
+}
+
+// Decode converts an object (as parsed from YAML) into a PerformanceProfile.
+// Unknown fields and wrong types are errors; the kind must be
+// performance.openshift.io/v2 PerformanceProfile.
+func Decode(obj map[string]any) (*PerformanceProfile, error) {
+	apiVersion, _ := obj["apiVersion"].(string)
+	kind, _ := obj["kind"].(string)
+	if gv := GroupVersionKind.GroupVersion().String(); apiVersion != gv || kind != GroupVersionKind.Kind {
+		return nil, fmt.Errorf("is %s %s, want %s %s", apiVersion, kind, GroupVersionKind.GroupVersion(), GroupVersionKind.Kind)
+	}
+	pp := &PerformanceProfile{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(obj, pp, true); err != nil {
+		return nil, err
+	}
+	return pp, nil
+}
+
+// realTimeKernel reports whether the realtime kernel is asked for.
+func (s *PerformanceProfileSpec) realTimeKernel() bool {
+	return s.RealTimeKernel != nil && s.RealTimeKernel.Enabled != nil && *s.RealTimeKernel.Enabled
+}
+
+// realTimeHint reports the realTime workload hint (true unless set false).
+func (s *PerformanceProfileSpec) realTimeHint() bool {
+	return s.WorkloadHints == nil || s.WorkloadHints.RealTime == nil || *s.WorkloadHints.RealTime
+}
+
+func (s *PerformanceProfileSpec) highPowerConsumption() bool {
+	return s.WorkloadHints != nil && isTrue(s.WorkloadHints.HighPowerConsumption)
+}
+
+func (s *PerformanceProfileSpec) perPodPowerManagement() bool {
+	return s.WorkloadHints != nil && isTrue(s.WorkloadHints.PerPodPowerManagement)
+}
+
+// topologyPolicy returns the topology manager policy, best-effort by default.
+func (s *PerformanceProfileSpec) topologyPolicy() string {
+	if s.NUMA != nil && s.NUMA.TopologyPolicy != nil {
+		return *s.NUMA.TopologyPolicy
+	}
+	return "best-effort"
+}
+
+func isTrue(b *bool) bool { return b != nil && *b }
