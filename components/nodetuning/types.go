@@ -143,10 +143,10 @@ type PerformanceProfileStatus struct {
 // Condition is one status condition. LastTransitionTime changes only when
 // Status does; it is nil in render's preview.
 type Condition struct {
-	Type               string      `json:"type"`
-	Status             string      `json:"status"`
-	Reason             string      `json:"reason,omitempty"`
-	Message            string      `json:"message,omitempty"`
+	Type               string       `json:"type"`
+	Status             string       `json:"status"`
+	Reason             string       `json:"reason,omitempty"`
+	Message            string       `json:"message,omitempty"`
 	LastTransitionTime *metav1.Time `json:"lastTransitionTime,omitempty"`
 }
 
