@@ -1,7 +1,11 @@
 package nodetuning
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
+	"reflect"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -161,9 +165,53 @@ func Decode(obj map[string]any) (*PerformanceProfile, error) {
 	}
 	pp := &PerformanceProfile{}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(obj, pp, true); err != nil {
+		// The converter names unknown fields but not mistyped ones;
+		// encoding/json does.
+		if raw, merr := json.Marshal(obj); merr == nil {
+			var te *json.UnmarshalTypeError
+			if errors.As(json.Unmarshal(raw, &PerformanceProfile{}), &te) && te.Field != "" {
+				return nil, fmt.Errorf("%s: is %s, want %s", te.Field, jsonKind(te.Value), goKind(te.Type.Kind()))
+			}
+		}
 		return nil, err
 	}
 	return pp, nil
+}
+
+// jsonKind names a JSON value kind as encoding/json reports it.
+func jsonKind(v string) string {
+	switch v {
+	case "array":
+		return "a list"
+	case "object":
+		return "an object"
+	case "number":
+		return "a number"
+	case "bool":
+		return "a boolean"
+	}
+	if strings.HasPrefix(v, "number ") {
+		return v
+	}
+	return "a " + v
+}
+
+// goKind names the JSON kind a Go kind decodes from.
+func goKind(k reflect.Kind) string {
+	switch k {
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.String:
+		return "a string"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	}
+	return k.String()
 }
 
 // realTimeKernel reports whether the realtime kernel is asked for.
