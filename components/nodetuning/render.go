@@ -35,10 +35,17 @@ func tunedName(profile string) string     { return "openshift-node-performance-"
 
 // Objects are what a profile renders to, as objects ready to marshal.
 type Objects struct {
+	// MachineConfig is machineconfiguration.openshift.io/v1 MachineConfig
+	// 50-performance-<p>.
 	MachineConfig map[string]any
+	// KubeletConfig is machineconfiguration.openshift.io/v1 KubeletConfig
+	// performance-<p>.
 	KubeletConfig map[string]any
-	Tuned         map[string]any
-	RuntimeClass  map[string]any
+	// Tuned is tuned.openshift.io/v1 Tuned openshift-node-performance-<p>
+	// in TunedNamespace.
+	Tuned map[string]any
+	// RuntimeClass is node.k8s.io/v1 RuntimeClass performance-<p>.
+	RuntimeClass map[string]any
 }
 
 // List returns the objects in the order they are written: MachineConfig,

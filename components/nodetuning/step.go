@@ -28,9 +28,10 @@ var (
 // reconciles it:
 //
 //   - It reads the source ConfigMap. When it is being deleted, the step
-//     deletes the RuntimeClass and then removes Finalizer (the embedded
-//     ConfigMaps go with the source through their owner references), and
-//     does nothing else.
+//     deletes the RuntimeClass (when it carries ProfileLabel for this
+//     profile, as every RuntimeClass the step writes does) and then removes
+//     Finalizer; the embedded ConfigMaps go with the source through their
+//     owner references. It does nothing else then.
 //   - Otherwise it adds Finalizer to the source, writes the ConfigMaps
 //     embedding the Tuned, the MachineConfig and the KubeletConfig with a
 //     controller owner reference to the source (its real UID), writes the
@@ -108,9 +109,20 @@ func (s *HostedStep) Run(ctx context.Context, c *component.Cluster) error {
 func (s *HostedStep) finalize(ctx context.Context, w *writer, live *unstructured.Unstructured) error {
 	src := s.hosted.Source
 	rcName := RuntimeClassName(src.Profile.Name)
-	err := w.c.Dynamic.Resource(runtimeClasses).Delete(ctx, rcName, w.deleteOptions())
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("RuntimeClass/%s: delete: %w", rcName, err)
+	rcs := w.c.Dynamic.Resource(runtimeClasses)
+	rc, err := rcs.Get(ctx, rcName, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return fmt.Errorf("RuntimeClass/%s: get: %w", rcName, err)
+	case rc.GetLabels()[ProfileLabel] != src.Profile.Name:
+		// Not rendered from this profile (the step never wrote it): leave it.
+	default:
+		opts := w.deleteOptions()
+		opts.Preconditions = &metav1.Preconditions{UID: ptrTo(rc.GetUID())}
+		if err := rcs.Delete(ctx, rcName, opts); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("RuntimeClass/%s: delete: %w", rcName, err)
+		}
 	}
 	if !slices.Contains(live.GetFinalizers(), Finalizer) {
 		return nil
@@ -309,6 +321,8 @@ func mergeStrings(base, over map[string]string) map[string]string {
 	}
 	return out
 }
+
+func ptrTo[T any](v T) *T { return &v }
 
 // normalize makes an empty map and nil compare equal.
 func normalize(m map[string]string) map[string]string {

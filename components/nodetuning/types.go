@@ -114,9 +114,12 @@ type Net struct {
 // Device matches network devices by interface name (shell pattern, "!"
 // negates), vendor ID and device ID ("0x" and four hexadecimal digits).
 type Device struct {
+	// InterfaceName is a shell pattern of interface names.
 	InterfaceName *string `json:"interfaceName,omitempty"`
-	VendorID      *string `json:"vendorID,omitempty"`
-	DeviceID      *string `json:"deviceID,omitempty"`
+	// VendorID is the PCI vendor ID.
+	VendorID *string `json:"vendorID,omitempty"`
+	// DeviceID is the PCI device (model) ID; it needs VendorID.
+	DeviceID *string `json:"deviceID,omitempty"`
 }
 
 // WorkloadHints trade power for latency.
@@ -147,10 +150,15 @@ type PerformanceProfileStatus struct {
 // Condition is one status condition. LastTransitionTime changes only when
 // Status does; it is nil in render's preview.
 type Condition struct {
-	Type               string       `json:"type"`
-	Status             string       `json:"status"`
-	Reason             string       `json:"reason,omitempty"`
-	Message            string       `json:"message,omitempty"`
+	// Type is one of the Condition* constants.
+	Type string `json:"type"`
+	// Status is "True", "False" or "Unknown".
+	Status string `json:"status"`
+	// Reason is a CamelCase word for the status, when there is one.
+	Reason string `json:"reason,omitempty"`
+	// Message explains the status to a person.
+	Message string `json:"message,omitempty"`
+	// LastTransitionTime is when Status last changed.
 	LastTransitionTime *metav1.Time `json:"lastTransitionTime,omitempty"`
 }
 

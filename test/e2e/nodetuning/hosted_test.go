@@ -471,6 +471,20 @@ func TestDegradedE2E(t *testing.T) {
 	}
 	// The other outputs were still written.
 	e.configMap(t, "mc-degraded")
+
+	// Deleting the source leaves the RuntimeClass the step did not write.
+	if err := e.kube.CoreV1().ConfigMaps(e.ns).Delete(t.Context(), "pp-config", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := plan(t, "seed", src).Run(t.Context(), e.cluster); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.kube.NodeV1().RuntimeClasses().Get(t.Context(), "performance-degraded", metav1.GetOptions{}); err != nil {
+		t.Errorf("the foreign RuntimeClass: %v", err)
+	}
+	if _, err := e.kube.CoreV1().ConfigMaps(e.ns).Get(t.Context(), "pp-config", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("source ConfigMap: %v, want it gone with the finalizer removed", err)
+	}
 }
 
 // TestDryRunE2E: with Cluster.DryRun every write is a dry run and nothing
