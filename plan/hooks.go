@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/payload-apply/payload-apply/components/ingress"
+	"github.com/payload-apply/payload-apply/components/nodetuning"
 	"github.com/payload-apply/payload-apply/lib/component"
 	"github.com/payload-apply/payload-apply/lib/manifest"
 	"github.com/payload-apply/payload-apply/payload"
@@ -22,7 +23,7 @@ const ExtraDir = "extra"
 // DefaultHooks returns the render hooks of the payload's components, in the
 // order they run.
 func DefaultHooks() []component.Hook {
-	return []component.Hook{ingress.Hook{}}
+	return []component.Hook{ingress.Hook{}, nodetuning.Hook{}}
 }
 
 // LoadExtraManifests reads the .yaml, .yml and .json files at the top of

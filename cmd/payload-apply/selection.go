@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 	"sigs.k8s.io/yaml"
 
+	"github.com/payload-apply/payload-apply/components/nodetuning"
 	"github.com/payload-apply/payload-apply/lib/component"
 	"github.com/payload-apply/payload-apply/lib/image"
 	"github.com/payload-apply/payload-apply/plan"
@@ -30,6 +31,7 @@ type selectionFlags struct {
 	excludeID              string
 	clusterConfig          string
 	extraManifests         string
+	hypershiftNaming       string
 
 	fs *pflag.FlagSet
 }
@@ -47,6 +49,7 @@ func (f *selectionFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.excludeID, "exclude", "", "exclude manifests annotated exclude.release.openshift.io/<ID>: \"true\"")
 	fs.StringVar(&f.clusterConfig, "cluster-config", "", "cluster facts as the installer writes them: YAML with config.openshift.io/v1 Infrastructure \"cluster\" and optionally Ingress, FeatureGate and ConfigMap openshift-config/cluster-profile")
 	fs.StringVar(&f.extraManifests, "extra-manifests", "", "directory of admin manifests (PlatformOperators, PerformanceProfiles, IngressControllers, ...) applied as given, not filtered by inclusion annotations")
+	fs.StringVar(&f.hypershiftNaming, "hypershift-naming", string(nodetuning.NamingSeed), "names of the ConfigMaps the node tuning component writes on a hosted control plane: seed (tuned-, mc-, kc-<profile>, <profile>-status) or upstream (the node tuning operator's tuned-, machineconfig-, kubeletconfig-, status-<configmap>)")
 }
 
 // options turns the flags into plan options; files named by flags are read
@@ -62,6 +65,11 @@ func (f *selectionFlags) options() (plan.Options, error) {
 		Capabilities:           f.fs.Changed("baseline-capability-set") || f.fs.Changed("additional-capabilities"),
 		ExcludeID:              f.excludeID,
 	}
+	naming, err := nodetuning.ParseNaming(f.hypershiftNaming)
+	if err != nil {
+		return opts, usageErrorf("--hypershift-naming %q: want %s or %s", f.hypershiftNaming, nodetuning.NamingSeed, nodetuning.NamingUpstream)
+	}
+	opts.Settings = map[string]string{nodetuning.SettingNaming: string(naming)}
 	if f.payload != "" {
 		fsys, err := payloadFS(f.payload)
 		if err != nil {

@@ -1,0 +1,353 @@
+package nodetuning_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
+
+	"github.com/payload-apply/payload-apply/components/nodetuning"
+	"github.com/payload-apply/payload-apply/lib/component"
+	"github.com/payload-apply/payload-apply/plan"
+)
+
+// validSpec is a profile that validates; cases change one thing.
+const validSpec = `
+apiVersion: performance.openshift.io/v2
+kind: PerformanceProfile
+metadata:
+  name: manual
+spec:
+  cpu:
+    reserved: "0-1"
+    isolated: "2-7"
+  nodeSelector:
+    node-role.kubernetes.io/worker-cnf: ""
+`
+
+// profile decodes validSpec with changes applied to its object.
+func profile(t *testing.T, change func(obj map[string]any)) map[string]any {
+	t.Helper()
+	var obj map[string]any
+	if err := yaml.Unmarshal([]byte(validSpec), &obj); err != nil {
+		t.Fatal(err)
+	}
+	if change != nil {
+		change(obj)
+	}
+	return obj
+}
+
+func spec(obj map[string]any) map[string]any { return obj["spec"].(map[string]any) }
+func cpu(obj map[string]any) map[string]any  { return spec(obj)["cpu"].(map[string]any) }
+
+func TestValidate(t *testing.T) {
+	cases := []struct {
+		name   string
+		change func(obj map[string]any)
+		want   []string
+	}{
+		{name: "valid", change: nil, want: nil},
+		{name: "isolated overlaps reserved", change: func(o map[string]any) { cpu(o)["isolated"] = "1-3" },
+			want: []string{`spec.cpu.isolated "1-3" overlaps spec.cpu.reserved "0-1"`}},
+		{name: "offlined overlaps both", change: func(o map[string]any) { cpu(o)["offlined"] = "1-2" },
+			want: []string{`spec.cpu.offlined "1-2" overlaps spec.cpu.reserved "0-1"`, `spec.cpu.offlined "1-2" overlaps spec.cpu.isolated "2-7"`}},
+		{name: "cpu sets must parse", change: func(o map[string]any) { cpu(o)["reserved"] = "0-x"; cpu(o)["offlined"] = "9-8" },
+			want: []string{`spec.cpu.reserved "0-x" is not a CPU set such as "0-3,8"`, `spec.cpu.offlined "9-8" is not a CPU set such as "0-3,8"`}},
+		{name: "reserved and isolated required", change: func(o map[string]any) { delete(cpu(o), "reserved"); cpu(o)["isolated"] = " " },
+			want: []string{`spec.cpu.reserved: required (a CPU set such as "0-1")`, `spec.cpu.isolated: required (a CPU set such as "0-1")`}},
+		{name: "cpu required", change: func(o map[string]any) { delete(spec(o), "cpu") },
+			want: []string{"spec.cpu: required"}},
+		{name: "node selector required", change: func(o map[string]any) { delete(spec(o), "nodeSelector") },
+			want: []string{`spec.nodeSelector: required (for example node-role.kubernetes.io/worker-cnf: "")`}},
+		{name: "node selector without a role", change: func(o map[string]any) { spec(o)["nodeSelector"] = map[string]any{"worker": ""} },
+			want: []string{`spec.nodeSelector: label "worker" is not <domain>/<role>, to default spec.machineConfigLabel and spec.machineConfigPoolSelector`}},
+		{name: "node selector of two labels with explicit pool labels", change: func(o map[string]any) {
+			spec(o)["nodeSelector"] = map[string]any{"a.io/x": "", "b.io/y": "1"}
+			spec(o)["machineConfigLabel"] = map[string]any{"pool": "x"}
+			spec(o)["machineConfigPoolSelector"] = map[string]any{"pool": "x"}
+		}, want: nil},
+		{name: "machine config label of two labels", change: func(o map[string]any) {
+			spec(o)["machineConfigLabel"] = map[string]any{"a": "1", "b": "2"}
+		}, want: []string{"spec.machineConfigLabel: must have exactly one label, has 2"}},
+		{name: "bad label value", change: func(o map[string]any) {
+			spec(o)["nodeSelector"] = map[string]any{"node-role.kubernetes.io/x": "a b"}
+		}, want: []string{`spec.nodeSelector["node-role.kubernetes.io/x"] "a b" is not a label value: a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')`}},
+		{name: "unknown huge page sizes", change: func(o map[string]any) {
+			spec(o)["hugepages"] = map[string]any{"defaultHugepagesSize": "4M", "pages": []any{map[string]any{"size": "3M", "count": 1}}}
+		}, want: []string{
+			`spec.hugepages.defaultHugepagesSize "4M" is not a known huge page size (64k, 2M, 32M, 512M, 1G, 16G)`,
+			`spec.hugepages.pages[0].size "3M" is not a known huge page size (64k, 2M, 32M, 512M, 1G, 16G)`,
+		}},
+		{name: "pages without a default size", change: func(o map[string]any) {
+			spec(o)["hugepages"] = map[string]any{"pages": []any{map[string]any{"size": "2M", "count": 4}}}
+		}, want: []string{"spec.hugepages.defaultHugepagesSize: required when pages are given"}},
+		{name: "page count, node, size and repeats", change: func(o map[string]any) {
+			spec(o)["hugepages"] = map[string]any{"defaultHugepagesSize": "1G", "pages": []any{
+				map[string]any{"size": "1G", "count": 0},
+				map[string]any{"count": 2},
+				map[string]any{"size": "2M", "count": 2, "node": -1},
+				map[string]any{"size": "2M", "count": 2, "node": 0},
+				map[string]any{"size": "2M", "count": 9, "node": 0},
+				map[string]any{"size": "1G", "count": 9},
+			}}
+		}, want: []string{
+			`spec.hugepages.pages[0].count "0" must be at least 1`,
+			`spec.hugepages.pages[1].size: required`,
+			`spec.hugepages.pages[2].node "-1" must not be negative`,
+			`spec.hugepages.pages[4]: repeats spec.hugepages.pages[3]: pages of size 2M on NUMA node 0`,
+			`spec.hugepages.pages[5]: repeats spec.hugepages.pages[0]: pages of size 1G without a NUMA node`,
+		}},
+		{name: "topology policy", change: func(o map[string]any) { spec(o)["numa"] = map[string]any{"topologyPolicy": "numa-first"} },
+			want: []string{`spec.numa.topologyPolicy "numa-first" is not one of none, best-effort, restricted, single-numa-node`}},
+		{name: "kernel arguments", change: func(o map[string]any) { spec(o)["additionalKernelArgs"] = []any{"audit=0", "", "a b"} },
+			want: []string{"spec.additionalKernelArgs[1]: must not be empty", `spec.additionalKernelArgs[2] "a b" must be one argument, without spaces`}},
+		{name: "workload hints", change: func(o map[string]any) {
+			spec(o)["realTimeKernel"] = map[string]any{"enabled": true}
+			spec(o)["workloadHints"] = map[string]any{"highPowerConsumption": true, "perPodPowerManagement": true, "realTime": false, "mixedCpus": true}
+		}, want: []string{
+			"spec.workloadHints.perPodPowerManagement: cannot be true together with spec.workloadHints.highPowerConsumption",
+			"spec.workloadHints.realTime: cannot be false when spec.realTimeKernel.enabled is true",
+			"spec.workloadHints.mixedCpus: needs shared CPUs, which this version of the API cannot describe",
+		}},
+		{name: "net devices", change: func(o map[string]any) {
+			spec(o)["net"] = map[string]any{"userLevelNetworking": true, "devices": []any{
+				map[string]any{"interfaceName": "!"},
+				map[string]any{"vendorID": "8086", "deviceID": "0x15"},
+				map[string]any{"deviceID": "0x1592"},
+			}}
+		}, want: []string{
+			`spec.net.devices[0].interfaceName "!" names no interface`,
+			`spec.net.devices[1].vendorID "8086" is not 0x and four hexadecimal digits`,
+			`spec.net.devices[1].deviceID "0x15" is not 0x and four hexadecimal digits`,
+			`spec.net.devices[2].deviceID: needs a vendorID`,
+		}},
+		{name: "name too long for the rendered objects", change: func(o map[string]any) {
+			o["metadata"].(map[string]any)["name"] = strings.Repeat("a", 230)
+		}, want: []string{`metadata.name "` + strings.Repeat("a", 230) + `" cannot name the rendered objects (openshift-node-performance-` + strings.Repeat("a", 230) + `): must be no more than 253 characters`}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			pp, err := nodetuning.Decode(profile(t, tc.change))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, fe := range nodetuning.Validate(pp) {
+				got = append(got, fe.Error())
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDecodeErrors(t *testing.T) {
+	cases := []struct {
+		name   string
+		change func(obj map[string]any)
+		want   string
+	}{
+		{"unknown field", func(o map[string]any) { cpu(o)["isolatd"] = "1" }, `unknown field "spec.cpu.isolatd"`},
+		{"wrong type", func(o map[string]any) { spec(o)["hugepages"] = map[string]any{"pages": "many"} }, "spec.hugepages.pages: is a string, want a list"},
+		{"wrong number", func(o map[string]any) {
+			spec(o)["hugepages"] = map[string]any{"pages": []any{map[string]any{"count": "2"}}}
+		}, "spec.hugepages.pages.count: is a string, want an integer"},
+		{"fraction", func(o map[string]any) {
+			spec(o)["hugepages"] = map[string]any{"pages": []any{map[string]any{"count": 2.5}}}
+		}, "spec.hugepages.pages.count: is number 2.5, want an integer"},
+		{"wrong kind", func(o map[string]any) { o["apiVersion"] = "performance.openshift.io/v1" },
+			"is performance.openshift.io/v1 PerformanceProfile, want performance.openshift.io/v2 PerformanceProfile"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := nodetuning.Decode(profile(t, tc.change))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestHookErrors: bad input fails the plan, every problem on a line of its
+// own naming the file, the document, the object and the field.
+func TestHookErrors(t *testing.T) {
+	cases := []struct {
+		name   string
+		hosted bool
+		files  map[string]string
+		want   []string
+	}{
+		{
+			name: "overlap",
+			files: map[string]string{"pp.yaml": `apiVersion: performance.openshift.io/v2
+kind: PerformanceProfile
+metadata: {name: manual}
+spec:
+  cpu: {reserved: "0-1", isolated: "1-3"}
+  nodeSelector: {node-role.kubernetes.io/worker-cnf: ""}
+`},
+			want: []string{`component nodetuning: extra/pp.yaml#0: PerformanceProfile/manual: spec.cpu.isolated "1-3" overlaps spec.cpu.reserved "0-1"`},
+		},
+		{
+			name: "every bad profile of every file",
+			files: map[string]string{
+				"a.yaml": `apiVersion: performance.openshift.io/v2
+kind: PerformanceProfile
+metadata: {name: a}
+spec:
+  cpu: {reserved: "0", isolated: "1", offlined: "x"}
+  nodeSelector: {node-role.kubernetes.io/a: ""}
+---
+apiVersion: performance.openshift.io/v2
+kind: PerformanceProfile
+metadata: {name: b}
+spec:
+  cpu: {reserved: "0", isolated: "1", unknown: true}
+  nodeSelector: {node-role.kubernetes.io/b: ""}
+`,
+				"c.yaml": `apiVersion: performance.openshift.io/v2
+kind: PerformanceProfile
+metadata: {name: c}
+spec:
+  cpu: {reserved: "0", isolated: "1"}
+  nodeSelector: {role: c}
+  numa: {topologyPolicy: spread}
+`,
+			},
+			want: []string{
+				`component nodetuning: extra/a.yaml#0: PerformanceProfile/a: spec.cpu.offlined "x" is not a CPU set such as "0-3,8"`,
+				`extra/a.yaml#1: PerformanceProfile/b: strict decoding error: unknown field "spec.cpu.unknown"`,
+				`extra/c.yaml#0: PerformanceProfile/c: spec.nodeSelector: label "role" is not <domain>/<role>, to default spec.machineConfigLabel and spec.machineConfigPoolSelector`,
+				`extra/c.yaml#0: PerformanceProfile/c: spec.numa.topologyPolicy "spread" is not one of none, best-effort, restricted, single-numa-node`,
+			},
+		},
+		{
+			name:   "hosted source ConfigMaps",
+			hosted: true,
+			files: map[string]string{
+				"no-annotation.yaml": `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: no-annotation
+  namespace: hcp
+  labels: {hypershift.openshift.io/performanceprofile-config: "true"}
+data:
+  tuning: |
+    apiVersion: performance.openshift.io/v2
+    kind: PerformanceProfile
+    metadata: {name: a}
+    spec:
+      cpu: {reserved: "0", isolated: "1"}
+      nodeSelector: {node-role.kubernetes.io/a: ""}
+`,
+				"two-keys.yaml": `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: two-keys
+  namespace: hcp
+  labels: {hypershift.openshift.io/performanceprofile-config: "true", hypershift.openshift.io/nodePool: other}
+  annotations: {hypershift.openshift.io/nodePool: clusters/pool}
+data:
+  tuned: "x"
+  config: "y"
+`,
+				"invalid.yaml": `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: invalid
+  namespace: hcp
+  labels: {hypershift.openshift.io/performanceprofile-config: "true"}
+  annotations: {hypershift.openshift.io/nodePool: clusters/pool}
+data:
+  config: |
+    apiVersion: performance.openshift.io/v2
+    kind: PerformanceProfile
+    metadata: {name: b}
+    spec:
+      cpu: {reserved: "0-3", isolated: "3"}
+      nodeSelector: {node-role.kubernetes.io/b: ""}
+`,
+				"not-a-profile.yaml": `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: not-a-profile
+  namespace: hcp
+  labels: {hypershift.openshift.io/performanceprofile-config: "true"}
+  annotations: {hypershift.openshift.io/nodePool: pool}
+data:
+  tuned: |
+    apiVersion: tuned.openshift.io/v1
+    kind: Tuned
+    metadata: {name: t}
+`,
+			},
+			want: []string{
+				`component nodetuning: extra/invalid.yaml#0: ConfigMap/hcp/invalid: data.config: PerformanceProfile/b: spec.cpu.isolated "3" overlaps spec.cpu.reserved "0-3"`,
+				`extra/no-annotation.yaml#0: ConfigMap/hcp/no-annotation: metadata.annotations["hypershift.openshift.io/nodePool"]: required (the NodePool as namespace/name)`,
+				`extra/not-a-profile.yaml#0: ConfigMap/hcp/not-a-profile: data.tuned: is tuned.openshift.io/v1 Tuned, want performance.openshift.io/v2 PerformanceProfile`,
+				`extra/two-keys.yaml#0: ConfigMap/hcp/two-keys: metadata.labels["hypershift.openshift.io/nodePool"] "other": disagrees with the annotation "clusters/pool"`,
+				`extra/two-keys.yaml#0: ConfigMap/hcp/two-keys: data: holds tuned and config: want exactly one of them`,
+			},
+		},
+		{
+			name:   "two sources render one RuntimeClass",
+			hosted: true,
+			files: map[string]string{
+				"a.yaml": hostedSource("a", "ns1", "dup"),
+				"b.yaml": hostedSource("b", "ns2", "dup"),
+			},
+			want: []string{`component nodetuning: extra/b.yaml#0: ConfigMap/ns2/b: would write RuntimeClass/performance-dup, which ConfigMap/ns1/a (extra/a.yaml#0) writes too`},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			fsys := fstest.MapFS{}
+			for name, data := range tc.files {
+				fsys[name] = &fstest.MapFile{Data: []byte(data)}
+			}
+			opts := plan.Options{ExtraManifests: fsys}
+			if tc.hosted {
+				opts.Profile = "hypershift"
+			}
+			_, err := plan.Build(opts)
+			if err == nil {
+				t.Fatal("plan.Build succeeded")
+			}
+			if diff := cmp.Diff(tc.want, strings.Split(err.Error(), "\n")); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// hostedSource is a source ConfigMap holding a valid profile.
+func hostedSource(name, namespace, profile string) string {
+	return `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: ` + name + `
+  namespace: ` + namespace + `
+  labels: {hypershift.openshift.io/performanceprofile-config: "true", hypershift.openshift.io/nodePool: pool}
+  annotations: {hypershift.openshift.io/nodePool: clusters/pool}
+data:
+  tuning: |
+    apiVersion: performance.openshift.io/v2
+    kind: PerformanceProfile
+    metadata: {name: ` + profile + `}
+    spec:
+      cpu: {reserved: "0", isolated: "1-3"}
+      nodeSelector: {node-role.kubernetes.io/worker-cnf: ""}
+`
+}
+
+func TestNamingSetting(t *testing.T) {
+	_, err := nodetuning.Hook{}.Render(context.Background(), &component.Input{Settings: map[string]string{nodetuning.SettingNaming: "legacy"}})
+	if want := `nodetuning.hypershift-naming "legacy": want seed or upstream`; err == nil || err.Error() != want {
+		t.Errorf("err = %v, want %s", err, want)
+	}
+}
