@@ -25,11 +25,27 @@ func MarshalObject(m *manifest.Manifest) ([]byte, error) {
 	return out, nil
 }
 
-// WriteYAML writes the plan's objects in apply order as one multi-document
-// YAML stream, each document headed by a "# Source: FILE#DOC" comment.
+// Rendered returns what render shows, in apply order: Objects, and the
+// objects the components' apply-time steps write (StepSpec.Preview), placed
+// by their File among them. Only Objects are applied as they are.
+func (p *Plan) Rendered() []*manifest.Manifest {
+	var previews []*manifest.Manifest
+	for _, s := range p.Steps {
+		previews = append(previews, s.Preview...)
+	}
+	if len(previews) == 0 {
+		return p.Objects
+	}
+	all := make([]*manifest.Manifest, 0, len(p.Objects)+len(previews))
+	return payload.SortForApply(append(append(all, p.Objects...), previews...))
+}
+
+// WriteYAML writes the rendered objects (see Rendered) in apply order as one
+// multi-document YAML stream, each document headed by a "# Source: FILE#DOC"
+// comment.
 func (p *Plan) WriteYAML(w io.Writer) error {
 	var b bytes.Buffer
-	for _, m := range p.Objects {
+	for _, m := range p.Rendered() {
 		data, err := MarshalObject(m)
 		if err != nil {
 			return err
@@ -43,10 +59,11 @@ func (p *Plan) WriteYAML(w io.Writer) error {
 
 // WriteList writes one line per object in apply order:
 // RUNLEVEL<TAB>COMPONENT<TAB>FILE<TAB>APIVERSION<TAB>KIND<TAB>NAMESPACE<TAB>NAME.
-// RUNLEVEL and COMPONENT are "-" for files whose names do not parse.
+// RUNLEVEL and COMPONENT are "-" for files whose names do not parse. It
+// lists the rendered objects (see Rendered).
 func (p *Plan) WriteList(w io.Writer) error {
 	var b bytes.Buffer
-	for _, m := range p.Objects {
+	for _, m := range p.Rendered() {
 		level, comp := "-", "-"
 		if l, c, ok := payload.ParseFileName(m.OriginalFilename); ok {
 			level, comp = fmt.Sprintf("%02d", l), c
@@ -77,15 +94,15 @@ func (p *Plan) WriteExplain(w io.Writer) error {
 	return err
 }
 
-// WriteDir writes the objects under dir, one file per source file at the
-// source's relative path (manifests/..., release-manifests/...), documents in
-// apply order. Files of the source that lost all their objects are not
+// WriteDir writes the rendered objects (see Rendered) under dir, one file
+// per source file at the source's relative path (manifests/...,
+// release-manifests/..., generated/...), documents in apply order. Files of the source that lost all their objects are not
 // written; nothing else in dir is touched. .json sources are written as a
 // stream of indented JSON objects, everything else as YAML.
 func (p *Plan) WriteDir(dir string) ([]string, error) {
 	var order []string
 	byFile := map[string][]*manifest.Manifest{}
-	for _, m := range p.Objects {
+	for _, m := range p.Rendered() {
 		if _, ok := byFile[m.File]; !ok {
 			order = append(order, m.File)
 		}

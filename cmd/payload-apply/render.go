@@ -90,7 +90,7 @@ func (o *renderOptions) Run(ctx context.Context, s IOStreams) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(s.ErrOut, "wrote %d objects in %d files under %s\n", len(p.Objects), len(files), o.outDir)
+		fmt.Fprintf(s.ErrOut, "wrote %d objects in %d files under %s\n", len(p.Rendered()), len(files), o.outDir)
 		return nil
 	}
 	return p.WriteYAML(s.Out)

@@ -58,4 +58,9 @@ type StepSpec struct {
 	Step  Step
 	File  string
 	After []manifest.ID
+	// Preview are the objects the step writes, as render shows them (for
+	// example without the UIDs that only the cluster knows). Their File
+	// places them in render's output; the apply engine never applies them:
+	// the step does. Nil: the step shows nothing.
+	Preview []*manifest.Manifest
 }
