@@ -10,6 +10,7 @@ import (
 	configv1 "github.com/openshift/api/config/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/payload-apply/payload-apply/components/platformoperators"
 	"github.com/payload-apply/payload-apply/lib/component"
 	"github.com/payload-apply/payload-apply/lib/manifest"
 	"github.com/payload-apply/payload-apply/payload"
@@ -21,7 +22,9 @@ const ExtraDir = "extra"
 // DefaultHooks returns the render hooks of the payload's components, in the
 // order they run.
 func DefaultHooks() []component.Hook {
-	return []component.Hook{}
+	return []component.Hook{
+		platformoperators.Hook{},
+	}
 }
 
 // LoadExtraManifests reads the .yaml, .yml and .json files at the top of
