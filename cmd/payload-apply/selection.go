@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 	"sigs.k8s.io/yaml"
 
+	"github.com/payload-apply/payload-apply/components/platformoperators"
 	"github.com/payload-apply/payload-apply/lib/component"
 	"github.com/payload-apply/payload-apply/plan"
 	"github.com/payload-apply/payload-apply/profiles"
@@ -29,6 +30,8 @@ type selectionFlags struct {
 	excludeID              string
 	clusterConfig          string
 	extraManifests         string
+	catalog                string
+	bundleDeploymentShape  string
 
 	fs *pflag.FlagSet
 }
@@ -46,6 +49,8 @@ func (f *selectionFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.excludeID, "exclude", "", "exclude manifests annotated exclude.release.openshift.io/<ID>: \"true\"")
 	fs.StringVar(&f.clusterConfig, "cluster-config", "", "cluster facts as the installer writes them: YAML with config.openshift.io/v1 Infrastructure \"cluster\" and optionally Ingress, FeatureGate and ConfigMap openshift-config/cluster-profile")
 	fs.StringVar(&f.extraManifests, "extra-manifests", "", "directory of admin manifests (PlatformOperators, PerformanceProfiles, IngressControllers, ...) applied as given, not filtered by inclusion annotations")
+	fs.StringVar(&f.catalog, "catalog", "", "file-based operator catalog directory (olm.package, olm.channel and olm.bundle documents) the platform operators manager picks bundles from")
+	fs.StringVar(&f.bundleDeploymentShape, "bundle-deployment-shape", "v1alpha2", "BundleDeployment the platform operators manager writes: v1alpha2 (rukpak: registry provisioner, image source) or v1alpha1 (plain provisioner with a registry Bundle template)")
 }
 
 // options turns the flags into plan options; files named by flags are read
@@ -86,6 +91,25 @@ func (f *selectionFlags) options() (plan.Options, error) {
 			return opts, usageErrorf("--extra-manifests %s: not a directory", f.extraManifests)
 		}
 		opts.ExtraManifests = os.DirFS(f.extraManifests)
+	}
+	if f.catalog != "" {
+		st, err := os.Stat(f.catalog)
+		if err != nil {
+			return opts, usageErrorf("--catalog: %v", err)
+		}
+		if !st.IsDir() {
+			return opts, usageErrorf("--catalog %s: not a directory", f.catalog)
+		}
+		opts.Catalog = os.DirFS(f.catalog)
+	}
+	if _, err := platformoperators.ParseShape(f.bundleDeploymentShape); err != nil {
+		return opts, usageErrorf("--bundle-deployment-shape: %v", err)
+	}
+	if f.fs.Changed("bundle-deployment-shape") {
+		if opts.Settings == nil {
+			opts.Settings = map[string]string{}
+		}
+		opts.Settings[platformoperators.SettingShape] = f.bundleDeploymentShape
 	}
 	if f.featureGateManifest != "" {
 		data, err := os.ReadFile(f.featureGateManifest)
