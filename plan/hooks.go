@@ -12,6 +12,7 @@ import (
 
 	"github.com/payload-apply/payload-apply/components/ingress"
 	"github.com/payload-apply/payload-apply/components/nodetuning"
+	"github.com/payload-apply/payload-apply/components/platformoperators"
 	"github.com/payload-apply/payload-apply/lib/component"
 	"github.com/payload-apply/payload-apply/lib/manifest"
 	"github.com/payload-apply/payload-apply/payload"
@@ -23,7 +24,7 @@ const ExtraDir = "extra"
 // DefaultHooks returns the render hooks of the payload's components, in the
 // order they run.
 func DefaultHooks() []component.Hook {
-	return []component.Hook{ingress.Hook{}, nodetuning.Hook{}}
+	return []component.Hook{ingress.Hook{}, nodetuning.Hook{}, platformoperators.Hook{}}
 }
 
 // LoadExtraManifests reads the .yaml, .yml and .json files at the top of

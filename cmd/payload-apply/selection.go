@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/payload-apply/payload-apply/components/nodetuning"
+	"github.com/payload-apply/payload-apply/components/platformoperators"
 	"github.com/payload-apply/payload-apply/lib/component"
 	"github.com/payload-apply/payload-apply/lib/image"
 	"github.com/payload-apply/payload-apply/plan"
@@ -32,6 +33,8 @@ type selectionFlags struct {
 	clusterConfig          string
 	extraManifests         string
 	hypershiftNaming       string
+	catalog                string
+	bundleDeploymentShape  string
 
 	fs *pflag.FlagSet
 }
@@ -50,6 +53,8 @@ func (f *selectionFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.clusterConfig, "cluster-config", "", "cluster facts as the installer writes them: YAML with config.openshift.io/v1 Infrastructure \"cluster\" and optionally Ingress, FeatureGate and ConfigMap openshift-config/cluster-profile")
 	fs.StringVar(&f.extraManifests, "extra-manifests", "", "directory of admin manifests (PlatformOperators, PerformanceProfiles, IngressControllers, ...) applied as given, not filtered by inclusion annotations")
 	fs.StringVar(&f.hypershiftNaming, "hypershift-naming", string(nodetuning.NamingSeed), "names of the ConfigMaps the node tuning component writes on a hosted control plane: seed (tuned-, mc-, kc-<profile>, <profile>-status) or upstream (the node tuning operator's tuned-, machineconfig-, kubeletconfig-, status-<configmap>)")
+	fs.StringVar(&f.catalog, "catalog", "", "file-based operator catalog directory (olm.package, olm.channel and olm.bundle documents) the platform operators manager picks bundles from")
+	fs.StringVar(&f.bundleDeploymentShape, "bundle-deployment-shape", "v1alpha2", "BundleDeployment the platform operators manager writes: v1alpha2 (rukpak: registry provisioner, image source) or v1alpha1 (plain provisioner with a registry Bundle template)")
 }
 
 // options turns the flags into plan options; files named by flags are read
@@ -95,6 +100,25 @@ func (f *selectionFlags) options() (plan.Options, error) {
 			return opts, usageErrorf("--extra-manifests %s: not a directory", f.extraManifests)
 		}
 		opts.ExtraManifests = os.DirFS(f.extraManifests)
+	}
+	if f.catalog != "" {
+		st, err := os.Stat(f.catalog)
+		if err != nil {
+			return opts, usageErrorf("--catalog: %v", err)
+		}
+		if !st.IsDir() {
+			return opts, usageErrorf("--catalog %s: not a directory", f.catalog)
+		}
+		opts.Catalog = os.DirFS(f.catalog)
+	}
+	if _, err := platformoperators.ParseShape(f.bundleDeploymentShape); err != nil {
+		return opts, usageErrorf("--bundle-deployment-shape: %v", err)
+	}
+	if f.fs.Changed("bundle-deployment-shape") {
+		if opts.Settings == nil {
+			opts.Settings = map[string]string{}
+		}
+		opts.Settings[platformoperators.SettingShape] = f.bundleDeploymentShape
 	}
 	if f.featureGateManifest != "" {
 		data, err := os.ReadFile(f.featureGateManifest)

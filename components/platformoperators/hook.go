@@ -1,0 +1,170 @@
+package platformoperators
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/payload-apply/payload-apply/lib/component"
+	"github.com/payload-apply/payload-apply/lib/manifest"
+)
+
+// TechPreviewNoUpgrade is the feature set the manager ships in.
+const TechPreviewNoUpgrade = "TechPreviewNoUpgrade"
+
+// Where the hook places its step and the BundleDeployments' preview: in the
+// manager's component at run level 50, after its CRDs, service account,
+// RBAC and Deployment (00-06) and before its ClusterOperators (07), so that
+// the apply engine's wait on the ClusterOperators never blocks the step
+// that writes their status.
+const (
+	StepFile    = component.GeneratedDir + "/0000_50_cluster-platform-operators-manager_06-platformoperators.step"
+	PreviewFile = "0000_50_cluster-platform-operators-manager_06-platformoperators-bundledeployments.yaml"
+)
+
+// Hook is the render hook of the platform operators manager. It is active
+// when the feature set is TechPreviewNoUpgrade and the manager is in the
+// plan (its PlatformOperator CRD is among the included objects). Then it
+//   - checks every PlatformOperator among the extra manifests (they stay in
+//     the plan as the admin wrote them): errors name FILE#DOC, the object
+//     and the field;
+//   - reads the catalog (component.Input.Catalog); with PlatformOperators
+//     and no catalog the plan fails: there would be nothing to install them
+//     from, and the apply could never finish;
+//   - picks each package's bundle for the release version and previews the
+//     BundleDeployments the step will create (render shows them, without
+//     the owner reference's uid); a package that cannot be sourced, or that
+//     an earlier PlatformOperator (file order) already names, is a warning:
+//     at apply time that PlatformOperator reports SourceFailed or
+//     InstallFailed;
+//   - returns the Step, placed at StepFile after the manager's namespace and
+//     CRDs, even with no PlatformOperators: it keeps the aggregate
+//     ClusterOperator Available, which the apply waits on.
+//
+// When the hook is not active, PlatformOperators among the extra manifests
+// are errors (their CRD is not in the plan). The shape of the
+// BundleDeployments comes from Settings[SettingShape].
+type Hook struct{}
+
+var _ component.Hook = Hook{}
+
+// Name returns "platformoperators".
+func (Hook) Name() string { return "platformoperators" }
+
+// Render implements component.Hook.
+func (Hook) Render(ctx context.Context, in *component.Input) (*component.Output, error) {
+	type found struct {
+		m  *manifest.Manifest
+		po *PlatformOperator
+	}
+	var pos []found
+	var errs []error
+	for _, m := range in.Extra {
+		if m.GVK.Group != Group || m.GVK.Kind != Kind {
+			continue
+		}
+		po, err := DecodePlatformOperator(m.Obj.Object)
+		if err != nil {
+			errs = append(errs, objectErrors(m, err)...)
+			continue
+		}
+		pos = append(pos, found{m, po})
+	}
+
+	var crds []manifest.ID
+	hasCRD := false
+	for _, m := range in.Objects {
+		id := m.ID()
+		switch {
+		case id.Group == "" && id.Kind == "Namespace" && id.Name == Namespace,
+			id.Group == "apiextensions.k8s.io" && id.Kind == "CustomResourceDefinition" && id.Name == BundleDeploymentCRD:
+			crds = append(crds, id)
+		case id.Group == "apiextensions.k8s.io" && id.Kind == "CustomResourceDefinition" && id.Name == PlatformOperatorCRD:
+			crds = append(crds, id)
+			hasCRD = true
+		}
+	}
+	if in.FeatureSet != TechPreviewNoUpgrade || !hasCRD {
+		for _, f := range pos {
+			errs = append(errs, fmt.Errorf("%s: %s: platform operators need the %s feature set and the platform operators manager in the plan (feature set %s, manager %s)",
+				f.m.Position(), f.m.ID(), TechPreviewNoUpgrade, in.FeatureSet, inPlan(hasCRD)))
+		}
+		return nil, errors.Join(errs...)
+	}
+
+	shape, err := ParseShape(in.Settings[SettingShape])
+	if err != nil {
+		errs = append(errs, err)
+	}
+	var cat *Catalog
+	if in.Catalog != nil {
+		if cat, err = LoadCatalog(in.Catalog); err != nil {
+			errs = append(errs, fmt.Errorf("catalog: %w", err))
+		}
+	} else {
+		for _, f := range pos {
+			errs = append(errs, fmt.Errorf("%s: %s: spec.package.name %q: no catalog to source it from (give --catalog DIR)",
+				f.m.Position(), f.m.ID(), f.po.Spec.Package.Name))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+
+	out := &component.Output{}
+	var previews []*manifest.Manifest
+	claimed := map[string]found{}
+	for _, f := range pos {
+		warn := func(format string, args ...any) {
+			out.Findings = append(out.Findings, manifest.Finding{File: f.m.File, Doc: f.m.Doc, Severity: manifest.SeverityWarning,
+				Message: f.m.ID().String() + ": " + fmt.Sprintf(format, args...)})
+		}
+		pkg := f.po.Spec.Package.Name
+		if first, ok := claimed[pkg]; ok {
+			warn("package %q is also named by %s (%s): only the PlatformOperator created first installs it; if that is %s, this one reports Installed=False %s",
+				pkg, first.m.ID(), first.m.Position(), first.po.Name, ReasonInstallFailed)
+			continue
+		}
+		claimed[pkg] = f
+		sel, err := cat.Select(pkg, in.ReleaseVersion)
+		if err != nil {
+			warn("%v: it will report Installed=False %s", err, ReasonSourceFailed)
+			continue
+		}
+		m, err := component.Generated(PreviewFile, len(previews), BundleDeployment(f.po, sel.Bundle, shape))
+		if err != nil {
+			return nil, err
+		}
+		previews = append(previews, m)
+	}
+	out.Steps = []component.StepSpec{{
+		Step:    &Step{Catalog: cat, ReleaseVersion: in.ReleaseVersion, Shape: shape},
+		File:    StepFile,
+		After:   crds,
+		Preview: previews,
+	}}
+	return out, nil
+}
+
+// objectErrors prefixes each of err's joined errors with the manifest's
+// position and identity.
+func objectErrors(m *manifest.Manifest, err error) []error {
+	var list []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		list = j.Unwrap()
+	} else {
+		list = []error{err}
+	}
+	out := make([]error, len(list))
+	for i, e := range list {
+		out[i] = fmt.Errorf("%s: %s: %w", m.Position(), m.ID(), e)
+	}
+	return out
+}
+
+func inPlan(b bool) string {
+	if b {
+		return "in the plan"
+	}
+	return "not in the plan"
+}
