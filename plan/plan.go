@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/payload-apply/payload-apply/lib/manifest"
+	"github.com/payload-apply/payload-apply/lib/overlay"
 	"github.com/payload-apply/payload-apply/payload"
 	"github.com/payload-apply/payload-apply/profiles"
 )
@@ -26,8 +27,19 @@ type Options struct {
 
 	// Profiles are the known profiles. Nil: the embedded ones.
 	Profiles *profiles.Set
-	// Profile is the profile in effect. Empty: profiles.Default.
+	// Profile names the profile in effect (--profile). Empty: the one
+	// ClusterProfileData names, else profiles.Default.
 	Profile string
+	// ClusterProfileData is the data of the cluster's
+	// openshift-config/cluster-profile ConfigMap, when a cluster is given
+	// and has one (see profiles.Set.Resolve). Nil: no cluster.
+	ClusterProfileData map[string]string
+
+	// ExtraOverlays are overlay directories searched after the embedded
+	// overlays (--overlays-dir).
+	ExtraOverlays []overlay.Source
+	// SkipOverlays turns the overlay stage off (for measuring it).
+	SkipOverlays bool
 
 	// FeatureSet is the feature set ("" is Default).
 	FeatureSet string
@@ -58,6 +70,10 @@ type Plan struct {
 	// Profile is the profile in effect and ProfileChain its names, nearest first.
 	Profile      string
 	ProfileChain []string
+	// ProfileSource says where Profile was named.
+	ProfileSource profiles.Source
+	// ClusterProfile is the profile in effect, merged with its ancestors.
+	ClusterProfile *profiles.Profile
 	// FeatureSet is the feature set in effect.
 	FeatureSet configv1.FeatureSet
 	// FeatureGates are the enabled gates.
@@ -66,7 +82,15 @@ type Plan struct {
 	Selector *manifest.Selector
 	// Selection holds every manifest with its decision.
 	Selection *payload.Selection
-	// Objects are the objects to apply, in apply order.
+	// Overlays are the overlays applied, root profile's first, and
+	// OverlayChanges what they did.
+	Overlays       []*overlay.Overlay
+	OverlayChanges []overlay.Change
+	// Generated are the objects the tool adds itself: the
+	// openshift-config/cluster-profile ConfigMap.
+	Generated []*manifest.Manifest
+	// Objects are the objects to apply, in apply order: the included
+	// objects after the overlays, and Generated.
 	Objects []*manifest.Manifest
 	// Graph is the task graph over Objects.
 	Graph *payload.TaskGraph
@@ -86,16 +110,38 @@ func Build(opts Options) (*Plan, error) {
 		return nil, err
 	}
 	pl := &Plan{
-		Payload:      r.payload,
-		Profile:      r.profile,
-		ProfileChain: r.chain,
-		FeatureSet:   r.featureSet,
-		FeatureGates: r.selector.FeatureGates,
-		Selector:     r.selector,
-		Selection:    selection,
-		Findings:     append([]manifest.Finding(nil), r.payload.Findings...),
+		Payload:        r.payload,
+		Profile:        r.profile,
+		ProfileChain:   r.chain,
+		ProfileSource:  r.source,
+		ClusterProfile: r.merged,
+		FeatureSet:     r.featureSet,
+		FeatureGates:   r.selector.FeatureGates,
+		Selector:       r.selector,
+		Selection:      selection,
+		Findings:       append([]manifest.Finding(nil), r.payload.Findings...),
 	}
-	pl.Graph = payload.NewTaskGraph(selection.Included)
+	objs := selection.Included
+	if !opts.SkipOverlays {
+		if pl.Overlays, err = findOverlays(r.merged, overlaySources(opts)); err != nil {
+			return nil, err
+		}
+		res, err := applyOverlays(objs, pl.Overlays)
+		if err != nil {
+			return nil, err
+		}
+		objs, pl.OverlayChanges = res.Objects, res.Changes
+	}
+	cm, err := clusterProfileConfigMap(r.merged, objs)
+	if err != nil {
+		return nil, err
+	}
+	pl.Generated = []*manifest.Manifest{cm}
+	objs = append(objs[:len(objs):len(objs)], cm)
+	if err := payload.CheckDuplicates(objs); err != nil {
+		return nil, err
+	}
+	pl.Graph = payload.NewTaskGraph(objs)
 	pl.Objects = make([]*manifest.Manifest, len(pl.Graph.Tasks))
 	for i, t := range pl.Graph.Tasks {
 		pl.Objects[i] = t.Manifest
@@ -107,6 +153,8 @@ func Build(opts Options) (*Plan, error) {
 type resolved struct {
 	profiles   *profiles.Set
 	profile    string
+	source     profiles.Source
+	merged     *profiles.Profile
 	chain      []string
 	payload    *payload.Payload
 	featureSet configv1.FeatureSet
@@ -121,18 +169,15 @@ func resolve(opts Options) (*resolved, error) {
 			return nil, err
 		}
 	}
-	profile := opts.Profile
-	if profile == "" {
-		profile = profiles.Default
-	}
-	chain, err := set.ChainNames(profile)
+	profile, source, err := set.Resolve(opts.Profile, opts.ClusterProfileData)
 	if err != nil {
 		return nil, err
 	}
-	gateProfile, err := set.GateProfile(profile)
+	merged, err := set.Profile(profile)
 	if err != nil {
 		return nil, err
 	}
+	chain, gateProfile := merged.Chain, merged.FeatureGateProfile.ClusterProfileName()
 
 	p := opts.Loaded
 	if p == nil {
@@ -206,7 +251,7 @@ func resolve(opts Options) (*resolved, error) {
 		}
 		sel.Capabilities = caps
 	}
-	return &resolved{profiles: set, profile: profile, chain: chain, payload: p, featureSet: featureSet, selector: sel}, nil
+	return &resolved{profiles: set, profile: profile, source: source, merged: merged, chain: chain, payload: p, featureSet: featureSet, selector: sel}, nil
 }
 
 // FeatureSetLabel prints a feature set the way the annotation spells it

@@ -16,9 +16,10 @@ import (
 
 // Validate checks a payload the way `payload-apply validate` reports it and
 // returns every finding, sorted by file and document: parse errors,
-// repeated YAML keys, annotation lint, objects included twice (for every
-// profile and feature set, or only those opts names), image references, and
-// file names the task graph cannot order. The error is for problems that stop
+// repeated YAML keys, annotation lint, objects included twice and the
+// overlays each profile applies, built over its selection (for every profile
+// and feature set, or only those opts names), overlays no profile applies,
+// image references, and file names the task graph cannot order. The error is for problems that stop
 // validation itself (an unreadable payload, unknown options).
 func Validate(opts Options) ([]manifest.Finding, error) {
 	set := opts.Profiles
@@ -109,6 +110,7 @@ func duplicateFindings(p *payload.Payload, set *profiles.Set, opts Options) ([]m
 	}
 	seen := map[string]bool{}
 	var out []manifest.Finding
+	overlays := newOverlayChecker(opts)
 	for _, prof := range profileNames {
 		for _, fs := range featureSets {
 			o := opts
@@ -117,8 +119,9 @@ func duplicateFindings(p *payload.Payload, set *profiles.Set, opts Options) ([]m
 			if err != nil {
 				return nil, err
 			}
-			_, err = r.payload.Select(r.selector)
+			sel, err := r.payload.Select(r.selector)
 			if err == nil {
+				out = append(out, overlays.check(r, sel.Included)...)
 				continue
 			}
 			for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
@@ -136,6 +139,7 @@ func duplicateFindings(p *payload.Payload, set *profiles.Set, opts Options) ([]m
 			}
 		}
 	}
+	out = append(out, overlays.unused(set)...)
 	return out, nil
 }
 

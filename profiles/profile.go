@@ -57,13 +57,17 @@ type Profile struct {
 	// Labels are the merged labels; never nil.
 	Labels map[string]string
 
-	// Spec is the merged spec as a file would spell it (with Parent, without
-	// the defaults above), for printing.
+	// Spec is the merged spec as a file would spell it, with Parent and
+	// with the defaults above filled in, for printing.
 	Spec Spec
 	// Origins maps each merged field ("spec.description",
-	// "spec.overlays[crc]", `spec.labels["a.b/c"]`) to the file that set it.
+	// "spec.overlays[crc]", `spec.labels["a.b/c"]`) to the file that set it,
+	// or to DefaultOrigin for a default no definition in the chain sets.
 	Origins map[string]string
 }
+
+// DefaultOrigin is the origin of a field that no definition sets.
+const DefaultOrigin = "default"
 
 // Overlay is one overlay a profile applies.
 type Overlay struct {
@@ -150,15 +154,24 @@ func (s *Set) merge(name string) (*Profile, error) {
 	}
 	if p.FeatureGateProfile == "" {
 		p.FeatureGateProfile = GateProfileSelfManaged
+		p.Spec.FeatureGateProfile = GateProfileSelfManaged
+		p.Origins["spec.featureGateProfile"] = DefaultOrigin
 	}
 	if spec.HyperShift != nil {
 		p.HyperShift = *spec.HyperShift
+	} else {
+		p.Spec.HyperShift = new(bool)
+		p.Origins["spec.hypershift"] = DefaultOrigin
 	}
 	if p.DefaultTopology.ControlPlaneTopology == "" {
 		p.DefaultTopology.ControlPlaneTopology = configv1.HighlyAvailableTopologyMode
+		p.Spec.DefaultTopology.ControlPlaneTopology = configv1.HighlyAvailableTopologyMode
+		p.Origins["spec.defaultTopology.controlPlaneTopology"] = DefaultOrigin
 	}
 	if p.DefaultTopology.InfrastructureTopology == "" {
 		p.DefaultTopology.InfrastructureTopology = configv1.HighlyAvailableTopologyMode
+		p.Spec.DefaultTopology.InfrastructureTopology = configv1.HighlyAvailableTopologyMode
+		p.Origins["spec.defaultTopology.infrastructureTopology"] = DefaultOrigin
 	}
 	for k, v := range spec.Labels {
 		p.Labels[k] = v
@@ -173,7 +186,8 @@ func (s *Set) merge(name string) (*Profile, error) {
 }
 
 // Merged returns the profile as one definition file: apiVersion, kind,
-// metadata and the merged spec. File is the profile's own file.
+// metadata and the merged spec with defaults filled in. File is the
+// profile's own file.
 func (p *Profile) Merged() *Definition {
 	return &Definition{APIVersion: APIVersion, Kind: Kind, Metadata: Metadata{Name: p.Name}, Spec: p.Spec, File: p.File}
 }

@@ -46,8 +46,9 @@ const AddedDir = "overlays"
 // exception to "no package-level state".
 var buildMu sync.Mutex
 
-// Error is a problem with one overlay; File is its kustomization file (or
-// another file of the overlay).
+// Error is a problem with an overlay; File is the file to look at: the
+// overlay's kustomization file, another file of the overlay, or the profile
+// file that lists an overlay that cannot be found.
 type Error struct {
 	File string
 	Err  error
