@@ -73,7 +73,7 @@ func (e *exitError) Error() string {
 func (e *exitError) Unwrap() error { return e.Err }
 
 func commands() []*command {
-	cmds := []*command{renderCommand(), graphCommand(), validateCommand()}
+	cmds := []*command{renderCommand(), graphCommand(), validateCommand(), profilesCommand()}
 	sort.Slice(cmds, func(i, j int) bool { return cmds[i].name < cmds[j].name })
 	return cmds
 }

@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 
 	configv1 "github.com/openshift/api/config/v1"
 	"github.com/spf13/pflag"
 	"sigs.k8s.io/yaml"
 
+	"github.com/payload-apply/payload-apply/lib/overlay"
 	"github.com/payload-apply/payload-apply/plan"
 	"github.com/payload-apply/payload-apply/profiles"
 )
@@ -26,6 +28,8 @@ type selectionFlags struct {
 	baselineCapabilitySet  string
 	additionalCapabilities []string
 	excludeID              string
+	profilesDir            string
+	overlaysDir            string
 
 	fs *pflag.FlagSet
 }
@@ -41,6 +45,49 @@ func (f *selectionFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.baselineCapabilitySet, "baseline-capability-set", "", "baseline capability set (e.g. None, vCurrent); with --additional-capabilities turns on the capability filter")
 	fs.StringSliceVar(&f.additionalCapabilities, "additional-capabilities", nil, "capabilities enabled on top of the baseline, comma separated")
 	fs.StringVar(&f.excludeID, "exclude", "", "exclude manifests annotated exclude.release.openshift.io/<ID>: \"true\"")
+	addProfileDirFlags(fs, &f.profilesDir, &f.overlaysDir)
+}
+
+// addProfileDirFlags binds --profiles-dir and --overlays-dir (shared with
+// the profiles command).
+func addProfileDirFlags(fs *pflag.FlagSet, profilesDir, overlaysDir *string) {
+	fs.StringVar(profilesDir, "profiles-dir", "", "directory of more ClusterProfile definitions (*.yaml), added to the built-in profiles")
+	fs.StringVar(overlaysDir, "overlays-dir", "", "directory of more kustomize overlays (<name>/kustomization.yaml), searched with the built-in overlays")
+}
+
+// profileSet returns the built-in profiles plus those of --profiles-dir.
+func profileSet(dir string) (*profiles.Set, error) {
+	set, err := profiles.Embedded()
+	if err != nil || dir == "" {
+		return set, err
+	}
+	if err := checkDir("--profiles-dir", dir); err != nil {
+		return nil, err
+	}
+	return set.WithDir(os.DirFS(dir), filepath.Clean(dir)+"/")
+}
+
+// overlaySources returns the overlay source of --overlays-dir, if any.
+func overlaySources(dir string) ([]overlay.Source, error) {
+	if dir == "" {
+		return nil, nil
+	}
+	if err := checkDir("--overlays-dir", dir); err != nil {
+		return nil, err
+	}
+	return []overlay.Source{{FS: os.DirFS(dir), Label: filepath.Clean(dir) + "/"}}, nil
+}
+
+// checkDir returns a usage error when a directory flag does not name one.
+func checkDir(flag, dir string) error {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return usageErrorf("%s: %v", flag, err)
+	}
+	if !st.IsDir() {
+		return usageErrorf("%s %s: not a directory", flag, dir)
+	}
+	return nil
 }
 
 // options turns the flags into plan options; files named by flags are read
@@ -56,6 +103,18 @@ func (f *selectionFlags) options() (plan.Options, error) {
 		Capabilities:           f.fs.Changed("baseline-capability-set") || f.fs.Changed("additional-capabilities"),
 		ExcludeID:              f.excludeID,
 	}
+	if f.profilesDir != "" {
+		set, err := profileSet(f.profilesDir)
+		if err != nil {
+			return opts, err
+		}
+		opts.Profiles = set
+	}
+	srcs, err := overlaySources(f.overlaysDir)
+	if err != nil {
+		return opts, err
+	}
+	opts.ExtraOverlays = srcs
 	if f.payload != "" {
 		fsys, err := payloadFS(f.payload)
 		if err != nil {
