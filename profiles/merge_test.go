@@ -2,12 +2,17 @@ package profiles
 
 import (
 	"errors"
+	"flag"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 )
+
+// update is accepted so that `go test ./... -update` (hack/update-golden.sh)
+// runs here too; this package has no golden files.
+var _ = flag.Bool("update", false, "rewrite golden files (none in this package)")
 
 func tree(t *testing.T, s string) map[string]any {
 	t.Helper()

@@ -1,6 +1,7 @@
 package overlay_test
 
 import (
+	"flag"
 	"fmt"
 	"strings"
 	"testing"
@@ -13,6 +14,10 @@ import (
 	"github.com/payload-apply/payload-apply/lib/manifest"
 	"github.com/payload-apply/payload-apply/lib/overlay"
 )
+
+// update is accepted so that `go test ./... -update` (hack/update-golden.sh)
+// runs here too; this package has no golden files.
+var _ = flag.Bool("update", false, "rewrite golden files (none in this package)")
 
 // The objects every case starts from: two files of component "demo" at run
 // level 50 and one of "other" at 60.
