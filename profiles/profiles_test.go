@@ -320,3 +320,39 @@ func TestFromConfigMap(t *testing.T) {
 		})
 	}
 }
+
+// TestProfileDefaults: what no definition in the chain sets has its default
+// value and the origin "default".
+func TestProfileDefaults(t *testing.T) {
+	set, err := Load(profileFS(map[string]string{"bare.yaml": def("bare", "  description: nothing else\n")}), "dir/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := set.Profile("bare")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := false
+	want := Spec{
+		Description:        "nothing else",
+		FeatureGateProfile: GateProfileSelfManaged,
+		HyperShift:         &f,
+		DefaultTopology:    Topology{ControlPlaneTopology: configv1.HighlyAvailableTopologyMode, InfrastructureTopology: configv1.HighlyAvailableTopologyMode},
+	}
+	if diff := cmp.Diff(want, p.Spec); diff != "" {
+		t.Errorf("spec (-want +got):\n%s", diff)
+	}
+	wantOrigins := map[string]string{
+		"spec.description":                            "dir/bare.yaml",
+		"spec.featureGateProfile":                     DefaultOrigin,
+		"spec.hypershift":                             DefaultOrigin,
+		"spec.defaultTopology.controlPlaneTopology":   DefaultOrigin,
+		"spec.defaultTopology.infrastructureTopology": DefaultOrigin,
+	}
+	if diff := cmp.Diff(wantOrigins, p.Origins); diff != "" {
+		t.Errorf("origins (-want +got):\n%s", diff)
+	}
+	if p.FeatureGateProfile.ClusterProfileName() != features.SelfManaged || p.HyperShift || p.Labels == nil {
+		t.Errorf("typed fields: %+v", p)
+	}
+}
