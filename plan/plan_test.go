@@ -19,14 +19,26 @@ import (
 	"github.com/payload-apply/payload-apply/profiles"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/ (never done on failure)")
+// The -update flag rewrites golden files (never on failure). Another test
+// file of the package may define it too; the one defined first wins.
+func init() {
+	if flag.Lookup("update") == nil {
+		flag.Bool("update", false, "rewrite the golden files under testdata/ (never done on failure)")
+	}
+}
+
+// updating reports whether -update was given.
+func updating() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
 
 // golden compares got with testdata/<test name>/<name>, or rewrites that
 // file with -update.
-func golden(t *testing.T, name string, got []byte) {
+func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
 	path := filepath.Join("testdata", filepath.FromSlash(t.Name()), name)
-	if *update {
+	if updating() {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -84,7 +96,7 @@ func TestBuildGolden(t *testing.T) {
 				if err := write(&b); err != nil {
 					t.Fatal(err)
 				}
-				golden(t, file, b.Bytes())
+				checkGolden(t, file, b.Bytes())
 			}
 		})
 	}

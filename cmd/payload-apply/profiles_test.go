@@ -12,15 +12,27 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/ (never done on failure)")
+// The -update flag rewrites golden files (never on failure). Another test
+// file of the package may define it too; the one defined first wins.
+func init() {
+	if flag.Lookup("update") == nil {
+		flag.Bool("update", false, "rewrite the golden files under testdata/ (never done on failure)")
+	}
+}
+
+// updating reports whether -update was given.
+func updating() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
 
 // golden compares got with testdata/<test name>/<name>, or rewrites that
 // file with -update. The test may have changed directory: the path is
 // resolved against the package directory.
-func golden(t *testing.T, pkgDir, name string, got []byte) {
+func checkGolden(t *testing.T, pkgDir, name string, got []byte) {
 	t.Helper()
 	path := filepath.Join(pkgDir, "testdata", filepath.FromSlash(t.Name()), name)
-	if *update {
+	if updating() {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -179,7 +191,7 @@ spec: {parent: hypershift, hypershift: false}
 			if !strings.Contains(errOut.String(), tc.wantErr) {
 				t.Errorf("stderr:\n%s\nwant it to contain %q", errOut.String(), tc.wantErr)
 			}
-			golden(t, pkgDir, "stdout", out.Bytes())
+			checkGolden(t, pkgDir, "stdout", out.Bytes())
 		})
 	}
 }

@@ -10,20 +10,21 @@ import (
 	"github.com/payload-apply/payload-apply/profiles"
 )
 
-// realPayload is the real OpenShift payload the project keeps beside the
-// worktrees (see its README); tests skip when it is absent.
-const realPayload = "../../shared/testdata/ocp-payload"
+// overlayBenchPayload is the real OpenShift payload the project keeps
+// beside the worktrees (see its README); the benchmark skips when it is
+// absent.
+const overlayBenchPayload = "../../shared/testdata/ocp-payload"
 
-// BenchmarkRender renders the real payload (loaded once) as `render` does
+// BenchmarkRenderOverlays renders the real payload (loaded once) as `render` does
 // (plan.Build, then the YAML to io.Discard), with and without the overlay
-// stage: the bench profile of testdata/BenchmarkRender patches every
+// stage: the bench profile of testdata/BenchmarkRenderOverlays patches every
 // Deployment, and single-node-developer applies its embedded overlay.
 // docs/benchmarks.md reports the ratio.
-func BenchmarkRender(b *testing.B) {
-	if _, err := os.Stat(realPayload); err != nil {
-		b.Skipf("real payload not found at %s (it lives beside the worktrees; see ../shared/testdata/ocp-payload/README.md): %v", realPayload, err)
+func BenchmarkRenderOverlays(b *testing.B) {
+	if _, err := os.Stat(overlayBenchPayload); err != nil {
+		b.Skipf("real payload not found at %s (it lives beside the worktrees; see ../shared/testdata/ocp-payload/README.md): %v", overlayBenchPayload, err)
 	}
-	loaded, err := payload.Load(os.DirFS(realPayload), payload.LoadOptions{})
+	loaded, err := payload.Load(os.DirFS(overlayBenchPayload), payload.LoadOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -31,10 +32,10 @@ func BenchmarkRender(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if set, err = set.WithDir(os.DirFS("testdata/BenchmarkRender/profiles"), "testdata/BenchmarkRender/profiles/"); err != nil {
+	if set, err = set.WithDir(os.DirFS("testdata/BenchmarkRenderOverlays/profiles"), "testdata/BenchmarkRenderOverlays/profiles/"); err != nil {
 		b.Fatal(err)
 	}
-	extra := []overlay.Source{{FS: os.DirFS("testdata/BenchmarkRender/overlays"), Label: "testdata/BenchmarkRender/overlays/"}}
+	extra := []overlay.Source{{FS: os.DirFS("testdata/BenchmarkRenderOverlays/overlays"), Label: "testdata/BenchmarkRenderOverlays/overlays/"}}
 	for _, tc := range []struct {
 		name string
 		opts Options
