@@ -32,10 +32,13 @@ const EmbeddedLabel = "embedded:profiles/"
 
 // Definition is one cluster profile file as written, before inheritance.
 type Definition struct {
-	APIVersion string   `json:"apiVersion"`
-	Kind       string   `json:"kind"`
-	Metadata   Metadata `json:"metadata"`
-	Spec       Spec     `json:"spec"`
+	// APIVersion and Kind must be APIVersion and Kind.
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	// Metadata names the profile.
+	Metadata Metadata `json:"metadata"`
+	// Spec is the profile's content.
+	Spec Spec `json:"spec"`
 
 	// File is where the definition came from ("embedded:profiles/hypershift.yaml"
 	// or a path under --profiles-dir).
@@ -48,6 +51,7 @@ type Definition struct {
 
 // Metadata names a profile.
 type Metadata struct {
+	// Name is the profile's name, a DNS-1123 label.
 	Name string `json:"name"`
 }
 

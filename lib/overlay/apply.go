@@ -50,8 +50,10 @@ var buildMu sync.Mutex
 // overlay's kustomization file, another file of the overlay, or the profile
 // file that lists an overlay that cannot be found.
 type Error struct {
+	// File is the file to look at.
 	File string
-	Err  error
+	// Err says what is wrong.
+	Err error
 }
 
 // Error prints "FILE: message".
@@ -74,7 +76,8 @@ const (
 type Change struct {
 	// Overlay is the overlay's kustomization file (Overlay.File).
 	Overlay string
-	Action  Action
+	// Action is what the overlay did.
+	Action Action
 	// Source is the input object the change concerns, as Apply was given it;
 	// nil for objects an overlay added (and later changes to them).
 	Source *manifest.Manifest
@@ -103,7 +106,8 @@ type Result struct {
 // copied alone into an in-memory file system with the objects as InputFile,
 // so it can read nothing else. Builds run one at a time (see buildMu).
 // Errors are *Error naming the overlay's kustomization file; Apply stops at
-// the first overlay that fails.
+// the first overlay that fails. Apply is safe for concurrent use; it does not
+// change objs.
 func Apply(objs []*manifest.Manifest, overlays []*Overlay) (*Result, error) {
 	cur := make([]state, len(objs))
 	for i, m := range objs {

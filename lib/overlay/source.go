@@ -27,10 +27,10 @@ type Source struct {
 type Overlay struct {
 	// Name is what the profile calls the overlay.
 	Name string
-	// Source holds the overlay, at Dir (slash-separated, relative to
-	// Source.FS).
+	// Source holds the overlay.
 	Source Source
-	Dir    string
+	// Dir is the overlay's directory, slash-separated, relative to Source.FS.
+	Dir string
 	// File is the overlay's kustomization file as messages name it:
 	// Source.Label + Dir + "/kustomization.yaml".
 	File string
