@@ -413,3 +413,30 @@ func mapFS(files map[string]string) fstest.MapFS {
 	}
 	return fsys
 }
+
+// TestEmbeddedOverlaysOnAnotherPayload: the embedded overlays select what
+// they patch with targets, so a payload without those objects (another
+// release, a test payload) still renders for every reference profile.
+func TestEmbeddedOverlaysOnAnotherPayload(t *testing.T) {
+	fsys := fstest.MapFS{"manifests/0000_10_x_ns.yaml": &fstest.MapFile{Data: []byte(`apiVersion: v1
+kind: Namespace
+metadata:
+  name: x
+  annotations:
+    include.release.openshift.io/hypershift: "true"
+    include.release.openshift.io/ibm-cloud-managed: "true"
+    include.release.openshift.io/self-managed-high-availability: "true"
+    include.release.openshift.io/single-node-developer: "true"
+`)}}
+	for _, profile := range []string{"self-managed-high-availability", "single-node-developer", "ibm-cloud-managed", "hypershift"} {
+		t.Run(profile, func(t *testing.T) {
+			p, err := Build(Options{Payload: fsys, Profile: profile})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p.Objects) != 2 || len(p.OverlayChanges) != 0 {
+				t.Errorf("got %d objects and %d overlay changes, want the namespace and the cluster-profile ConfigMap, unchanged", len(p.Objects), len(p.OverlayChanges))
+			}
+		})
+	}
+}
