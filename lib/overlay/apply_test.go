@@ -618,3 +618,37 @@ func TestList(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
+
+// TestApplyConcurrent: callers may run Apply from several goroutines; the
+// builds are serialised and give the same result (run with -race).
+func TestApplyConcurrent(t *testing.T) {
+	fsys := mapFS(map[string]string{"o/kustomization.yaml": "patches:\n- target: {kind: Deployment}\n  patch: '[{\"op\": \"replace\", \"path\": \"/spec/replicas\", \"value\": 1}]'\n"})
+	ovs := find(t, fsys, "o")
+	in := inputs(t)
+	const n = 4
+	got := make([][]string, n)
+	errs := make([]error, n)
+	done := make(chan struct{})
+	for i := range n {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			res, err := overlay.Apply(in, ovs)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			got[i], _ = summary(res)
+		}()
+	}
+	for range n {
+		<-done
+	}
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		if diff := cmp.Diff(got[0], got[i]); diff != "" {
+			t.Errorf("run %d (-run 0 +run %d):\n%s", i, i, diff)
+		}
+	}
+}
