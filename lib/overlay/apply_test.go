@@ -392,6 +392,27 @@ patches:
 			"overlays/root/0000_50_demo_90-extra.yaml#0":          "apiVersion: v1\nkind: ServiceAccount\nautomountServiceAccountToken: false\nmetadata: {name: extra, namespace: demo}\n",
 		},
 	}, {
+		name: "transformer configuration, whose fieldSpecs paths are not files",
+		files: map[string]string{
+			"t/kustomization.yaml": "transformers: [labels.yaml]\n",
+			"t/labels.yaml": `apiVersion: builtin
+kind: LabelTransformer
+metadata: {name: labels}
+labels: {example.com/profile: dev}
+fieldSpecs:
+- path: metadata/labels
+  create: true
+  kind: ConfigMap
+`,
+		},
+		overlays: []string{"t"},
+		objects:  unchanged,
+		changes: []string{
+			"t/kustomization.yaml modified release-manifests/0000_50_demo_02-deployment.yaml#1 -> release-manifests/0000_50_demo_02-deployment.yaml#1",
+			"t/kustomization.yaml modified release-manifests/0000_60_other_01-config.yaml#0 -> release-manifests/0000_60_other_01-config.yaml#0",
+		},
+		same: []int{0, 1},
+	}, {
 		name:     "an overlay that changes nothing",
 		files:    map[string]string{"empty/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"},
 		overlays: []string{"empty"},

@@ -139,33 +139,36 @@ func (c *checker) kustomization(dir, name string, root bool) {
 	}
 }
 
-// pluginConfig checks the "path" fields of a built-in generator or
-// transformer configuration (PatchTransformer, ReplacementTransformer, ...),
-// which kustomize loads relative to the kustomization.
+// pluginConfig checks the file references of a built-in generator or
+// transformer configuration, which kustomize loads relative to the
+// kustomization: "path" (PatchTransformer, PatchJson6902Transformer),
+// "paths" (PatchStrategicMergeTransformer) and "replacements[].path"
+// (ReplacementTransformer). Other "path" keys, such as fieldSpecs', are
+// field paths, not files.
 func (c *checker) pluginConfig(dir, file, field string, data []byte) {
-	docs := strings.Split(string(data), "\n---")
-	for _, d := range docs {
-		var v any
-		if err := yaml.Unmarshal([]byte(d), &v); err != nil {
+	for _, d := range strings.Split(string(data), "\n---") {
+		var m map[string]any
+		if err := yaml.Unmarshal([]byte(d), &m); err != nil {
 			continue // kustomize reports it
 		}
-		walkPaths(v, func(p string) { c.ref(dir, file, field+" path", p, fileRef) })
-	}
-}
-
-func walkPaths(v any, f func(string)) {
-	switch t := v.(type) {
-	case map[string]any:
-		for k, e := range t {
-			if s, ok := e.(string); ok && k == "path" {
-				f(s)
-				continue
-			}
-			walkPaths(e, f)
+		if p, ok := m["path"].(string); ok {
+			c.ref(dir, file, field+" path", p, fileRef)
 		}
-	case []any:
-		for _, e := range t {
-			walkPaths(e, f)
+		if ps, ok := m["paths"].([]any); ok {
+			for _, p := range ps {
+				if p, ok := p.(string); ok {
+					c.ref(dir, file, field+" paths", p, fileRef)
+				}
+			}
+		}
+		if rs, ok := m["replacements"].([]any); ok {
+			for _, r := range rs {
+				if r, ok := r.(map[string]any); ok {
+					if p, ok := r["path"].(string); ok {
+						c.ref(dir, file, field+" replacements path", p, fileRef)
+					}
+				}
+			}
 		}
 	}
 }
