@@ -1,7 +1,11 @@
 // Package plan runs the offline pipeline from a payload to an ordered plan:
-// load, select (profile chain, feature set, feature gates, capabilities,
-// exclusion id), and the task graph. Later stages (overlays, component
-// render hooks) plug in here as they are built.
+// resolve the profile in effect (--profile, the cluster's
+// openshift-config/cluster-profile ConfigMap, or the default) and merge it
+// with its ancestors; load; select (profile chain, feature set, feature
+// gates, capabilities, exclusion id); apply the profile chain's kustomize
+// overlays, root first (lib/overlay); add the generated
+// openshift-config/cluster-profile ConfigMap; and build the task graph.
+// Component render hooks plug in after the overlays as they are built.
 //
 // It is pure: the same Options give the same Plan, byte for byte. It never
 // talks to a cluster; callers that know a cluster resolve its facts first

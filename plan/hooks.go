@@ -16,6 +16,7 @@ import (
 	"github.com/payload-apply/payload-apply/lib/component"
 	"github.com/payload-apply/payload-apply/lib/manifest"
 	"github.com/payload-apply/payload-apply/payload"
+	"github.com/payload-apply/payload-apply/profiles"
 )
 
 // ExtraDir prefixes the File of every extra manifest.
@@ -96,35 +97,18 @@ func runHooks(ctx context.Context, hooks []component.Hook, in *component.Input) 
 }
 
 // defaultClusterConfig returns the cluster facts a profile implies when no
-// --cluster-config is given.
-func defaultClusterConfig(profile string) *component.ClusterConfig {
-	cp, infra := configv1.HighlyAvailableTopologyMode, configv1.HighlyAvailableTopologyMode
-	switch profile {
-	case "single-node-developer":
-		cp, infra = configv1.SingleReplicaTopologyMode, configv1.SingleReplicaTopologyMode
-	case "hypershift", "ibm-cloud-managed":
-		cp = configv1.ExternalTopologyMode
-	}
+// --cluster-config is given: its default topology, on platform None.
+func defaultClusterConfig(p *profiles.Profile) *component.ClusterConfig {
 	return &component.ClusterConfig{
 		Infrastructure: &configv1.Infrastructure{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "config.openshift.io/v1", Kind: "Infrastructure"},
 			ObjectMeta: metav1.ObjectMeta{Name: "cluster"},
 			Status: configv1.InfrastructureStatus{
-				ControlPlaneTopology:   cp,
-				InfrastructureTopology: infra,
+				ControlPlaneTopology:   p.DefaultTopology.ControlPlaneTopology,
+				InfrastructureTopology: p.DefaultTopology.InfrastructureTopology,
 				PlatformStatus:         &configv1.PlatformStatus{Type: configv1.NonePlatformType},
 			},
 		},
-		Profile: profile,
+		Profile: p.Name,
 	}
-}
-
-// isHosted reports whether the profile chain describes a hosted control plane.
-func isHosted(chain []string) bool {
-	for _, p := range chain {
-		if p == "hypershift" {
-			return true
-		}
-	}
-	return false
 }

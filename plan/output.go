@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/payload-apply/payload-apply/lib/manifest"
+	"github.com/payload-apply/payload-apply/lib/overlay"
 	"github.com/payload-apply/payload-apply/payload"
 )
 
@@ -76,9 +77,23 @@ func (p *Plan) WriteList(w io.Writer) error {
 
 // WriteExplain writes one line per manifest of the payload in load order:
 // DECISION<TAB>FILE#DOC<TAB>Kind/ns/name<TAB>DETAIL, where DECISION is
-// "included" (DETAIL: the annotation that matched) or "excluded" (DETAIL:
-// the reason).
+// "included" (DETAIL: the annotation that matched, and the overlays that
+// changed the object), "excluded" (DETAIL: the reason) or "deleted"
+// (included, then removed by an overlay). Then one line per object an
+// overlay added ("added", DETAIL: the overlay) and per object the tool
+// generated ("generated", DETAIL: what for).
 func (p *Plan) WriteExplain(w io.Writer) error {
+	changed := map[*manifest.Manifest][]string{}
+	deleted := map[*manifest.Manifest]string{}
+	for _, c := range p.OverlayChanges {
+		switch {
+		case c.Source == nil:
+		case c.Action == overlay.Modified:
+			changed[c.Source] = append(changed[c.Source], c.Overlay)
+		case c.Action == overlay.Deleted:
+			deleted[c.Source] = c.Overlay
+		}
+	}
 	var b bytes.Buffer
 	for _, e := range p.Selection.Entries {
 		decision, detail := "excluded", e.Reason
@@ -87,8 +102,22 @@ func (p *Plan) WriteExplain(w io.Writer) error {
 			if detail == "" {
 				detail = "no profile filter"
 			}
+			if ovs := changed[e.Manifest]; len(ovs) > 0 {
+				detail += "; changed by overlay " + strings.Join(ovs, ", ")
+			}
+			if ov, ok := deleted[e.Manifest]; ok {
+				decision, detail = "deleted", detail+"; deleted by overlay "+ov
+			}
 		}
 		fmt.Fprintf(&b, "%s\t%s\t%s\t%s\n", decision, e.Manifest.Position(), e.Manifest.ID(), detail)
+	}
+	for _, c := range p.OverlayChanges {
+		if c.Action == overlay.Added {
+			fmt.Fprintf(&b, "added\t%s\t%s\toverlay %s\n", c.Object.Position(), c.Object.ID(), c.Overlay)
+		}
+	}
+	for _, m := range p.Generated {
+		fmt.Fprintf(&b, "generated\t%s\t%s\trecords profile %s for the cluster\n", m.Position(), m.ID(), p.Profile)
 	}
 	_, err := w.Write(b.Bytes())
 	return err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/payload-apply/payload-apply/lib/component"
 	"github.com/payload-apply/payload-apply/lib/manifest"
+	"github.com/payload-apply/payload-apply/lib/overlay"
 	"github.com/payload-apply/payload-apply/payload"
 	"github.com/payload-apply/payload-apply/profiles"
 )
@@ -28,8 +29,19 @@ type Options struct {
 
 	// Profiles are the known profiles. Nil: the embedded ones.
 	Profiles *profiles.Set
-	// Profile is the profile in effect. Empty: profiles.Default.
+	// Profile names the profile in effect (--profile). Empty: the one
+	// ClusterProfileData names, else profiles.Default.
 	Profile string
+	// ClusterProfileData is the data of the cluster's
+	// openshift-config/cluster-profile ConfigMap, when a cluster is given
+	// and has one (see profiles.Set.Resolve). Nil: no cluster.
+	ClusterProfileData map[string]string
+
+	// ExtraOverlays are overlay directories searched after the embedded
+	// overlays (--overlays-dir).
+	ExtraOverlays []overlay.Source
+	// SkipOverlays turns the overlay stage off (for measuring it).
+	SkipOverlays bool
 
 	// FeatureSet is the feature set ("" is Default).
 	FeatureSet string
@@ -75,6 +87,10 @@ type Plan struct {
 	// Profile is the profile in effect and ProfileChain its names, nearest first.
 	Profile      string
 	ProfileChain []string
+	// ProfileSource says where Profile was named.
+	ProfileSource profiles.Source
+	// ClusterProfile is the profile in effect, merged with its ancestors.
+	ClusterProfile *profiles.Profile
 	// FeatureSet is the feature set in effect.
 	FeatureSet configv1.FeatureSet
 	// FeatureGates are the enabled gates.
@@ -83,13 +99,20 @@ type Plan struct {
 	Selector *manifest.Selector
 	// Selection holds every manifest with its decision.
 	Selection *payload.Selection
+	// Overlays are the overlays applied, root profile's first, and
+	// OverlayChanges what they did.
+	Overlays       []*overlay.Overlay
+	OverlayChanges []overlay.Change
+	// Generated are the objects the tool adds itself: the
+	// openshift-config/cluster-profile ConfigMap.
+	Generated []*manifest.Manifest
 	// Extra are the admin's extra manifests as loaded.
 	Extra []*manifest.Manifest
 	// Cluster are the cluster facts the components saw.
 	Cluster *component.ClusterConfig
 	// Objects are the objects to apply, in apply order: the included
-	// objects after overlays, the extra manifests, and what the component
-	// hooks added, less what they removed.
+	// objects after the overlays, Generated, the extra manifests, and what
+	// the component hooks added, less what they removed.
 	Objects []*manifest.Manifest
 	// Graph is the task graph over Objects.
 	Graph *payload.TaskGraph
@@ -106,7 +129,9 @@ func Build(opts Options) (*Plan, error) {
 	return BuildContext(context.Background(), opts)
 }
 
-// BuildContext is Build with a context for the component hooks.
+// BuildContext is Build with a context for the component hooks. The stages:
+// select, the profile chain's overlays, the cluster-profile ConfigMap, the
+// extra manifests, the component hooks, the duplicate check and the graph.
 func BuildContext(ctx context.Context, opts Options) (*Plan, error) {
 	r, err := resolve(opts)
 	if err != nil {
@@ -117,16 +142,34 @@ func BuildContext(ctx context.Context, opts Options) (*Plan, error) {
 		return nil, err
 	}
 	pl := &Plan{
-		Payload:      r.payload,
-		Profile:      r.profile,
-		ProfileChain: r.chain,
-		FeatureSet:   r.featureSet,
-		FeatureGates: r.selector.FeatureGates,
-		Selector:     r.selector,
-		Selection:    selection,
-		Findings:     append([]manifest.Finding(nil), r.payload.Findings...),
+		Payload:        r.payload,
+		Profile:        r.profile,
+		ProfileChain:   r.chain,
+		ProfileSource:  r.source,
+		ClusterProfile: r.merged,
+		FeatureSet:     r.featureSet,
+		FeatureGates:   r.selector.FeatureGates,
+		Selector:       r.selector,
+		Selection:      selection,
+		Findings:       append([]manifest.Finding(nil), r.payload.Findings...),
 	}
-	objects := selection.Included
+	objs := selection.Included
+	if !opts.SkipOverlays {
+		if pl.Overlays, err = findOverlays(r.merged, overlaySources(opts)); err != nil {
+			return nil, err
+		}
+		res, err := applyOverlays(objs, pl.Overlays)
+		if err != nil {
+			return nil, err
+		}
+		objs, pl.OverlayChanges = res.Objects, res.Changes
+	}
+	cm, err := clusterProfileConfigMap(r.merged, objs)
+	if err != nil {
+		return nil, err
+	}
+	pl.Generated = []*manifest.Manifest{cm}
+	objs = append(objs[:len(objs):len(objs)], cm)
 
 	if opts.ExtraManifests != nil {
 		if pl.Extra, err = LoadExtraManifests(opts.ExtraManifests); err != nil {
@@ -135,7 +178,7 @@ func BuildContext(ctx context.Context, opts Options) (*Plan, error) {
 	}
 	pl.Cluster = opts.ClusterConfig
 	if pl.Cluster == nil {
-		pl.Cluster = defaultClusterConfig(r.profile)
+		pl.Cluster = defaultClusterConfig(r.merged)
 	}
 	hooks := opts.Hooks
 	if hooks == nil {
@@ -146,11 +189,11 @@ func BuildContext(ctx context.Context, opts Options) (*Plan, error) {
 		version = r.payload.Release.Version
 	}
 	in := &component.Input{
-		Objects:            objects,
+		Objects:            objs,
 		Extra:              pl.Extra,
 		Cluster:            pl.Cluster,
 		ProfileChain:       r.chain,
-		HostedControlPlane: isHosted(r.chain),
+		HostedControlPlane: r.merged.HyperShift,
 		FeatureSet:         FeatureSetLabel(r.featureSet),
 		FeatureGates:       r.selector.FeatureGates,
 		ReleaseVersion:     version,
@@ -178,6 +221,8 @@ func BuildContext(ctx context.Context, opts Options) (*Plan, error) {
 type resolved struct {
 	profiles   *profiles.Set
 	profile    string
+	source     profiles.Source
+	merged     *profiles.Profile
 	chain      []string
 	payload    *payload.Payload
 	featureSet configv1.FeatureSet
@@ -192,21 +237,20 @@ func resolve(opts Options) (*resolved, error) {
 			return nil, err
 		}
 	}
-	profile := opts.Profile
-	if profile == "" && opts.ClusterConfig != nil {
-		profile = opts.ClusterConfig.Profile
+	clusterProfile := opts.ClusterProfileData
+	if clusterProfile == nil && opts.ClusterConfig != nil && opts.ClusterConfig.Profile != "" {
+		// The cluster-profile ConfigMap of --cluster-config.
+		clusterProfile = map[string]string{"profile": opts.ClusterConfig.Profile}
 	}
-	if profile == "" {
-		profile = profiles.Default
-	}
-	chain, err := set.ChainNames(profile)
+	profile, source, err := set.Resolve(opts.Profile, clusterProfile)
 	if err != nil {
 		return nil, err
 	}
-	gateProfile, err := set.GateProfile(profile)
+	merged, err := set.Profile(profile)
 	if err != nil {
 		return nil, err
 	}
+	chain, gateProfile := merged.Chain, merged.FeatureGateProfile.ClusterProfileName()
 
 	p := opts.Loaded
 	if p == nil {
@@ -283,7 +327,7 @@ func resolve(opts Options) (*resolved, error) {
 		}
 		sel.Capabilities = caps
 	}
-	return &resolved{profiles: set, profile: profile, chain: chain, payload: p, featureSet: featureSet, selector: sel}, nil
+	return &resolved{profiles: set, profile: profile, source: source, merged: merged, chain: chain, payload: p, featureSet: featureSet, selector: sel}, nil
 }
 
 // FeatureSetLabel prints a feature set the way the annotation spells it

@@ -17,9 +17,10 @@ import (
 
 // Validate checks a payload the way `payload-apply validate` reports it and
 // returns every finding, sorted by file and document: parse errors,
-// repeated YAML keys, annotation lint, objects included twice (for every
-// profile and feature set, or only those opts names), image references, and
-// file names the task graph cannot order. The error is for problems that stop
+// repeated YAML keys, annotation lint, objects included twice and the
+// overlays each profile applies, built over its selection (for every profile
+// and feature set, or only those opts names), overlays no profile applies,
+// image references, and file names the task graph cannot order. The error is for problems that stop
 // validation itself (an unreadable payload, unknown options).
 func Validate(opts Options) ([]manifest.Finding, error) {
 	return validate(opts, false, nil)
@@ -134,6 +135,8 @@ func duplicateFindings(p *payload.Payload, set *profiles.Set, opts Options) ([]m
 	}
 	byKey := map[string]*dup{}
 	var order []string
+	var out []manifest.Finding
+	overlays := newOverlayChecker(opts)
 	for _, prof := range profileNames {
 		for _, fs := range featureSets {
 			o := opts
@@ -142,8 +145,9 @@ func duplicateFindings(p *payload.Payload, set *profiles.Set, opts Options) ([]m
 			if err != nil {
 				return nil, err
 			}
-			_, err = r.payload.Select(r.selector)
+			sel, err := r.payload.Select(r.selector)
 			if err == nil {
+				out = append(out, overlays.check(r, sel.Included)...)
 				continue
 			}
 			for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
@@ -165,7 +169,6 @@ func duplicateFindings(p *payload.Payload, set *profiles.Set, opts Options) ([]m
 			}
 		}
 	}
-	var out []manifest.Finding
 	for _, key := range order {
 		d := byKey[key]
 		var where []string
@@ -179,6 +182,7 @@ func duplicateFindings(p *payload.Payload, set *profiles.Set, opts Options) ([]m
 		out = append(out, manifest.Finding{File: d.err.Second.File, Doc: d.err.Second.Doc, Severity: manifest.SeverityError,
 			Message: fmt.Sprintf("%s is also defined in %s; both are included for %s", d.err.Second.ID(), d.err.First.Position(), strings.Join(where, "; "))})
 	}
+	out = append(out, overlays.unused(set)...)
 	return out, nil
 }
 

@@ -10,7 +10,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/openshift/api/features"
+	configv1 "github.com/openshift/api/config/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 )
@@ -27,65 +27,131 @@ const (
 // Default is the profile in effect when nothing names one.
 const Default = "self-managed-high-availability"
 
-// Profile is one cluster profile definition as written in its file.
-type Profile struct {
-	APIVersion string   `json:"apiVersion"`
-	Kind       string   `json:"kind"`
-	Metadata   Metadata `json:"metadata"`
-	Spec       Spec     `json:"spec"`
+// EmbeddedLabel prefixes the file names of the embedded profiles in messages.
+const EmbeddedLabel = "embedded:profiles/"
 
-	// File is where the definition came from ("embedded:hypershift.yaml" or a path).
+// Definition is one cluster profile file as written, before inheritance.
+type Definition struct {
+	// APIVersion and Kind must be APIVersion and Kind.
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	// Metadata names the profile.
+	Metadata Metadata `json:"metadata"`
+	// Spec is the profile's content.
+	Spec Spec `json:"spec"`
+
+	// File is where the definition came from ("embedded:profiles/hypershift.yaml"
+	// or a path under --profiles-dir).
 	File string `json:"-"`
+
+	// fields is spec as decoded into maps, for merging: unlike Spec it tells
+	// a field that is absent from one set to its zero value.
+	fields map[string]any
 }
 
 // Metadata names a profile.
 type Metadata struct {
+	// Name is the profile's name, a DNS-1123 label.
 	Name string `json:"name"`
 }
 
-// Spec is the content of a profile.
+// Spec is the content of a profile file. Every field is optional; a child
+// inherits what it leaves out (see Rules for how fields combine and which
+// are protected).
 type Spec struct {
 	// Parent names the profile this one derives from; empty for a root.
+	// It is not inherited.
 	Parent string `json:"parent,omitempty"`
 	// Description says what clusters the profile is for.
 	Description string `json:"description,omitempty"`
-	// FeatureGateProfile selects openshift/api's feature-gate defaults:
-	// SelfManaged or Hypershift. Inherited from the parent when empty.
-	FeatureGateProfile string `json:"featureGateProfile,omitempty"`
+	// FeatureGateProfile selects openshift/api's feature-gate defaults.
+	// Protected. Unset in the whole chain: SelfManaged.
+	FeatureGateProfile GateProfile `json:"featureGateProfile,omitempty"`
+	// HyperShift says the cluster is a HyperShift hosted cluster: components
+	// that behave differently there (node tuning reads PerformanceProfiles
+	// from ConfigMaps) do so. Protected. Unset in the whole chain: false.
+	HyperShift *bool `json:"hypershift,omitempty"`
+	// DefaultTopology are the cluster facts components assume when no
+	// Infrastructure object is given (--cluster-config).
+	DefaultTopology Topology `json:"defaultTopology,omitempty"`
+	// Overlays are the kustomize overlays the profile applies, keyed by name.
+	// A child's overlays come after its parent's; inherited entries are
+	// protected.
+	Overlays []OverlayRef `json:"overlays,omitempty"`
+	// Labels describe the profile; render puts them on the generated
+	// openshift-config/cluster-profile ConfigMap. Merged by key.
+	Labels map[string]string `json:"labels,omitempty"`
 }
 
-// Set is a collection of profiles by name. It is immutable once built and safe
-// for concurrent use.
+// GateProfile names a feature-gate profile of openshift/api.
+type GateProfile string
+
+// The feature-gate profiles.
+const (
+	GateProfileSelfManaged GateProfile = "SelfManaged"
+	GateProfileHypershift  GateProfile = "Hypershift"
+)
+
+// Topology holds the two topology facts of an Infrastructure status. Empty
+// fields are unset.
+type Topology struct {
+	// ControlPlaneTopology: HighlyAvailable, HighlyAvailableArbiter,
+	// DualReplica, SingleReplica or External (the control plane runs outside
+	// the cluster). Unset in the whole chain: HighlyAvailable.
+	ControlPlaneTopology configv1.TopologyMode `json:"controlPlaneTopology,omitempty"`
+	// InfrastructureTopology: HighlyAvailable or SingleReplica. Unset in the
+	// whole chain: HighlyAvailable.
+	InfrastructureTopology configv1.TopologyMode `json:"infrastructureTopology,omitempty"`
+}
+
+// OverlayRef names one overlay of a profile.
+type OverlayRef struct {
+	// Name keys the entry.
+	Name string `json:"name"`
+	// Path is the overlay's directory, relative to the overlay sources (the
+	// embedded overlays/ and --overlays-dir). Empty: Name.
+	Path string `json:"path,omitempty"`
+	// Description says what the overlay changes.
+	Description string `json:"description,omitempty"`
+}
+
+// Set is a collection of profiles by name. It is immutable once built and
+// safe for concurrent use.
 type Set struct {
-	byName map[string]*Profile
+	defs   map[string]*Definition
+	merged map[string]*Profile
 }
 
 // Embedded returns the reference profiles compiled into the binary.
 func Embedded() (*Set, error) {
-	return Load(embedded, "embedded:")
+	return Load(embedded, EmbeddedLabel)
 }
 
 // Load reads every .yaml/.yml file at the top of fsys as a profile; label
-// prefixes file names in messages. Problems in several files are all reported.
+// prefixes file names in messages. Problems in several files are all
+// reported, each naming its file: parse errors, duplicate names, unknown
+// parents, parent cycles and merge errors (*ProtectedError among them).
 func Load(fsys fs.FS, label string) (*Set, error) {
-	s := &Set{byName: map[string]*Profile{}}
-	return s, s.add(fsys, label)
+	s := &Set{defs: map[string]*Definition{}}
+	err := s.add(fsys, label)
+	return s, err
 }
 
 // WithDir returns a new Set with the profiles of fsys added; a name defined
-// twice is an error naming both files.
+// twice is an error naming both files. s is not changed.
 func (s *Set) WithDir(fsys fs.FS, label string) (*Set, error) {
-	n := &Set{byName: make(map[string]*Profile, len(s.byName))}
-	for k, v := range s.byName {
-		n.byName[k] = v
+	n := &Set{defs: make(map[string]*Definition, len(s.defs))}
+	for k, v := range s.defs {
+		n.defs[k] = v
 	}
-	return n, n.add(fsys, label)
+	err := n.add(fsys, label)
+	return n, err
 }
 
 func (s *Set) add(fsys fs.FS, label string) error {
 	entries, err := fs.ReadDir(fsys, ".")
 	if err != nil {
-		return fmt.Errorf("%s: %w", label, err)
+		return fmt.Errorf("%s: read profiles: %w", strings.TrimSuffix(label, "/"), err)
 	}
 	var errs []error
 	for _, e := range entries {
@@ -98,128 +164,201 @@ func (s *Set) add(fsys fs.FS, label string) error {
 			errs = append(errs, fmt.Errorf("%s: %w", file, err))
 			continue
 		}
-		p, err := Parse(file, data)
+		d, err := Parse(file, data)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		if prev, ok := s.byName[p.Metadata.Name]; ok {
-			errs = append(errs, fmt.Errorf("%s: profile %q is already defined in %s", file, p.Metadata.Name, prev.File))
+		if prev, ok := s.defs[d.Metadata.Name]; ok {
+			errs = append(errs, fmt.Errorf("%s: profile %q is already defined in %s", file, d.Metadata.Name, prev.File))
 			continue
 		}
-		s.byName[p.Metadata.Name] = p
+		s.defs[d.Metadata.Name] = d
 	}
-	errs = append(errs, s.check()...)
+	errs = append(errs, s.mergeAll()...)
 	return errors.Join(errs...)
 }
 
-// Parse decodes and checks one profile file.
-func Parse(file string, data []byte) (*Profile, error) {
-	var p Profile
-	if err := yaml.UnmarshalStrict(data, &p); err != nil {
+// Parse decodes and checks one profile file. Unknown fields, wrong types
+// and bad values are errors naming file.
+func Parse(file string, data []byte) (*Definition, error) {
+	var d Definition
+	if err := yaml.UnmarshalStrict(data, &d); err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
-	p.File = file
+	d.File = file
 	switch {
-	case p.APIVersion != APIVersion || p.Kind != Kind:
-		return nil, fmt.Errorf("%s: is %s %s, want %s %s", file, p.APIVersion, p.Kind, APIVersion, Kind)
-	case p.Metadata.Name == "":
+	case d.APIVersion != APIVersion || d.Kind != Kind:
+		return nil, fmt.Errorf("%s: is %s %s, want %s %s", file, d.APIVersion, d.Kind, APIVersion, Kind)
+	case d.Metadata.Name == "":
 		return nil, fmt.Errorf("%s: metadata.name is required", file)
 	}
-	if errs := validation.IsDNS1123Label(p.Metadata.Name); len(errs) > 0 {
-		return nil, fmt.Errorf("%s: metadata.name %q: %s", file, p.Metadata.Name, strings.Join(errs, "; "))
+	if errs := validation.IsDNS1123Label(d.Metadata.Name); len(errs) > 0 {
+		return nil, fmt.Errorf("%s: metadata.name %q: %s", file, d.Metadata.Name, strings.Join(errs, "; "))
 	}
-	switch p.Spec.FeatureGateProfile {
-	case "", "SelfManaged", "Hypershift":
-	default:
-		return nil, fmt.Errorf("%s: spec.featureGateProfile %q: want SelfManaged or Hypershift", file, p.Spec.FeatureGateProfile)
+	var raw struct {
+		Spec map[string]any `json:"spec"`
 	}
-	return &p, nil
+	if err := yaml.Unmarshal(data, &raw); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	d.fields = raw.Spec
+	if d.fields == nil {
+		d.fields = map[string]any{}
+	}
+	delete(d.fields, "parent")
+	if errs := d.Spec.validate(); len(errs) > 0 {
+		for i, e := range errs {
+			errs[i] = fmt.Errorf("%s: profile %q: %w", file, d.Metadata.Name, e)
+		}
+		return nil, errors.Join(errs...)
+	}
+	return &d, nil
 }
 
-// check reports unknown parents and cycles.
-func (s *Set) check() []error {
+// validate checks the values of one file's spec (not the merged one).
+func (s *Spec) validate() []error {
+	var errs []error
+	if s.Parent != "" {
+		if msgs := validation.IsDNS1123Label(s.Parent); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("spec.parent %q: %s", s.Parent, strings.Join(msgs, "; ")))
+		}
+	}
+	switch s.FeatureGateProfile {
+	case "", GateProfileSelfManaged, GateProfileHypershift:
+	default:
+		errs = append(errs, fmt.Errorf("spec.featureGateProfile %q: want %s or %s", s.FeatureGateProfile, GateProfileSelfManaged, GateProfileHypershift))
+	}
+	switch s.DefaultTopology.ControlPlaneTopology {
+	case "", configv1.HighlyAvailableTopologyMode, configv1.HighlyAvailableArbiterMode, configv1.DualReplicaTopologyMode,
+		configv1.SingleReplicaTopologyMode, configv1.ExternalTopologyMode:
+	default:
+		errs = append(errs, fmt.Errorf("spec.defaultTopology.controlPlaneTopology %q: want HighlyAvailable, HighlyAvailableArbiter, DualReplica, SingleReplica or External", s.DefaultTopology.ControlPlaneTopology))
+	}
+	switch s.DefaultTopology.InfrastructureTopology {
+	case "", configv1.HighlyAvailableTopologyMode, configv1.SingleReplicaTopologyMode:
+	default:
+		errs = append(errs, fmt.Errorf("spec.defaultTopology.infrastructureTopology %q: want HighlyAvailable or SingleReplica", s.DefaultTopology.InfrastructureTopology))
+	}
+	for i, o := range s.Overlays {
+		if o.Name == "" {
+			errs = append(errs, fmt.Errorf("spec.overlays[%d]: name is required", i))
+			continue
+		}
+		if msgs := validation.IsDNS1123Subdomain(o.Name); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("spec.overlays[%s]: name: %s", o.Name, strings.Join(msgs, "; ")))
+		}
+		if o.Path != "" {
+			if err := checkOverlayPath(o.Path); err != nil {
+				errs = append(errs, fmt.Errorf("spec.overlays[%s].path %q: %w", o.Name, o.Path, err))
+			}
+		}
+	}
+	for _, k := range sortedKeys(anyMap(s.Labels)) {
+		if msgs := validation.IsQualifiedName(k); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("spec.labels[%q]: key: %s", k, strings.Join(msgs, "; ")))
+		}
+		if msgs := validation.IsValidLabelValue(s.Labels[k]); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("spec.labels[%q]: value %q: %s", k, s.Labels[k], strings.Join(msgs, "; ")))
+		}
+	}
+	return errs
+}
+
+// checkOverlayPath accepts clean, relative, slash-separated paths that stay
+// inside the overlay sources.
+func checkOverlayPath(p string) error {
+	switch {
+	case path.IsAbs(p) || strings.HasPrefix(p, `\`) || strings.Contains(p, ":"):
+		return errors.New("must be relative to the overlay directories")
+	case !fs.ValidPath(p):
+		return errors.New("must be a clean slash-separated path without . or .. elements")
+	}
+	return nil
+}
+
+func anyMap(m map[string]string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// mergeAll checks every chain and merges every profile, keeping the results.
+func (s *Set) mergeAll() []error {
+	s.merged = map[string]*Profile{}
 	var errs []error
 	for _, name := range s.Names() {
-		if _, err := s.Chain(name); err != nil {
+		p, err := s.merge(name)
+		if err != nil {
 			errs = append(errs, err)
+			continue
 		}
+		s.merged[name] = p
 	}
 	return errs
 }
 
 // Names returns the profile names, sorted.
 func (s *Set) Names() []string {
-	names := make([]string, 0, len(s.byName))
-	for n := range s.byName {
+	names := make([]string, 0, len(s.defs))
+	for n := range s.defs {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	return names
 }
 
-// Get returns the named profile, or an error listing the known ones.
-func (s *Set) Get(name string) (*Profile, error) {
-	p, ok := s.byName[name]
+// Definition returns the named profile's file as written, or an error
+// listing the known profiles.
+func (s *Set) Definition(name string) (*Definition, error) {
+	d, ok := s.defs[name]
 	if !ok {
-		return nil, fmt.Errorf("unknown profile %q (known: %s)", name, strings.Join(s.Names(), ", "))
+		return nil, s.unknown(name)
 	}
-	return p, nil
+	return d, nil
 }
 
-// Chain returns the profile and its ancestors, nearest first. An unknown
-// parent or a cycle is an error naming the profile file.
-func (s *Set) Chain(name string) ([]*Profile, error) {
-	p, err := s.Get(name)
+func (s *Set) unknown(name string) error {
+	return fmt.Errorf("unknown profile %q (known: %s)", name, strings.Join(s.Names(), ", "))
+}
+
+// Chain returns the named profile's definition and its ancestors', nearest
+// first. An unknown parent or a cycle is an error naming the profile file.
+func (s *Set) Chain(name string) ([]*Definition, error) {
+	d, err := s.Definition(name)
 	if err != nil {
 		return nil, err
 	}
-	chain := []*Profile{p}
-	for p.Spec.Parent != "" {
-		parent, ok := s.byName[p.Spec.Parent]
+	chain := []*Definition{d}
+	for d.Spec.Parent != "" {
+		parent, ok := s.defs[d.Spec.Parent]
 		if !ok {
-			return nil, fmt.Errorf("%s: profile %q: unknown parent %q (known: %s)", p.File, p.Metadata.Name, p.Spec.Parent, strings.Join(s.Names(), ", "))
+			return nil, fmt.Errorf("%s: profile %q: unknown parent %q (known: %s)", d.File, d.Metadata.Name, d.Spec.Parent, strings.Join(s.Names(), ", "))
 		}
 		if slices.Contains(chain, parent) {
 			names := make([]string, 0, len(chain)+1)
 			for _, c := range chain {
 				names = append(names, c.Metadata.Name)
 			}
-			return nil, fmt.Errorf("%s: profile %q: parent cycle %s -> %s", p.File, chain[0].Metadata.Name, strings.Join(names, " -> "), parent.Metadata.Name)
+			return nil, fmt.Errorf("%s: profile %q: parent cycle %s -> %s", chain[0].File, chain[0].Metadata.Name, strings.Join(names, " -> "), parent.Metadata.Name)
 		}
 		chain = append(chain, parent)
-		p = parent
+		d = parent
 	}
 	return chain, nil
 }
 
-// ChainNames returns the names of Chain(name).
+// ChainNames returns the names of Chain(name), nearest first.
 func (s *Set) ChainNames(name string) ([]string, error) {
 	chain, err := s.Chain(name)
 	if err != nil {
 		return nil, err
 	}
 	names := make([]string, len(chain))
-	for i, p := range chain {
-		names[i] = p.Metadata.Name
+	for i, d := range chain {
+		names[i] = d.Metadata.Name
 	}
 	return names, nil
-}
-
-// GateProfile returns the openshift/api feature-gate profile of the named
-// profile: the nearest featureGateProfile in its chain, else SelfManaged.
-func (s *Set) GateProfile(name string) (features.ClusterProfileName, error) {
-	chain, err := s.Chain(name)
-	if err != nil {
-		return "", err
-	}
-	for _, p := range chain {
-		switch p.Spec.FeatureGateProfile {
-		case "SelfManaged":
-			return features.SelfManaged, nil
-		case "Hypershift":
-			return features.Hypershift, nil
-		}
-	}
-	return features.SelfManaged, nil
 }

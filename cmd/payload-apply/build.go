@@ -131,17 +131,6 @@ func defaultBaseName(dir string) string {
 	return dir
 }
 
-func checkDir(flag, dir string) error {
-	st, err := os.Stat(dir)
-	if err != nil {
-		return usageErrorf("%s: %v", flag, err)
-	}
-	if !st.IsDir() {
-		return usageErrorf("%s %s: not a directory", flag, dir)
-	}
-	return nil
-}
-
 func (o *buildOptions) Validate() error {
 	switch {
 	case len(o.sources) == 0:

@@ -230,7 +230,7 @@ func TestBuildComponents(t *testing.T) {
 	})
 	out := filepath.Join(root, "image")
 	mustRun(t, "build", "--from", example, "--from", "other="+other, "--version", "4.22.0", "-o", out)
-	got := mustRun(t, "render", "--list", "--payload", out)
+	got := payloadLines(mustRun(t, "render", "--list", "--payload", out))
 	want := "30\tother\trelease-manifests/0000_30_other_configmap.yaml\tv1\tConfigMap\topenshift-example\tother\n" +
 		"50\texample-operator\trelease-manifests/0000_50_example-operator_configmap.yaml\tv1\tConfigMap\topenshift-example\tsettings\n"
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -303,7 +303,7 @@ func TestBuildOnBase(t *testing.T) {
 	comp := writeFiles(t, filepath.Join(root, "example"), map[string]string{"configmap.yaml": testConfigMap})
 	out := filepath.Join(root, "release.tar")
 	mustRun(t, "build", "--from", comp, "--base", baseDir, "--version", "4.22.0", "-o", out, "--format", "docker-archive")
-	got := mustRun(t, "render", "--list", "--payload", out)
+	got := payloadLines(mustRun(t, "render", "--list", "--payload", out))
 	want := "00\tcluster-version-operator\tmanifests/0000_00_cluster-version-operator_00_namespace.yaml\tv1\tConfigMap\topenshift-example\tcvo\n" +
 		"50\texample\trelease-manifests/0000_50_example_configmap.yaml\tv1\tConfigMap\topenshift-example\tsettings\n"
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -411,4 +411,16 @@ func TestValidateImageChecksTheLabel(t *testing.T) {
 	if code, stdout, _ := runCmd(t, "validate", "--payload", smallPayload(t)); code != 0 || strings.Contains(stdout, "label") {
 		t.Errorf("validate the directory: exit %d\n%s", code, stdout)
 	}
+}
+
+// payloadLines drops the objects the tool generates (the cluster-profile
+// ConfigMap, component objects) from render --list output.
+func payloadLines(list string) string {
+	var b strings.Builder
+	for _, line := range strings.SplitAfter(list, "\n") {
+		if line != "" && !strings.Contains(line, "\tgenerated/") {
+			b.WriteString(line)
+		}
+	}
+	return b.String()
 }

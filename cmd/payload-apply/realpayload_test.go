@@ -121,8 +121,10 @@ func TestRenderListMatchesLibraryGo(t *testing.T) {
 	for profile := range referenceProfiles {
 		for _, fs := range referenceFeatureSets {
 			t.Run(profile+"/"+fs, func(t *testing.T) {
-				out := renderList(t, dir, profile, fs)
-				var got []string
+				out, deleted := renderList(t, dir, profile, fs)
+				// Objects the profile's overlays delete were selected:
+				// they count for the comparison with library-go.
+				got := deleted
 				last := -1
 				unordered := false
 				for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
@@ -215,19 +217,38 @@ func parseWithLibraryGo(t testing.TB, dir, sub, profile, version string, images 
 
 var loadedReal *payload.Payload
 
-// renderList is `render --list` for one selection. The CLI itself runs for
-// the Default feature set; the other feature sets reuse one loaded payload
-// through the same plan.Build and WriteList the command calls, so the test
-// stays fast under -race.
-func renderList(t *testing.T, dir, profile, featureSet string) string {
+// renderList is `render --list` for one selection, and the selected objects
+// the profile's overlays deleted ("FILE APIVERSION KIND NAMESPACE NAME").
+// The CLI itself runs for the Default feature set; the other feature sets
+// reuse one loaded payload through the same plan.Build and WriteList the
+// command calls, so the test stays fast under -race.
+func renderList(t *testing.T, dir, profile, featureSet string) (string, []string) {
 	t.Helper()
+	p := planReal(t, dir, profile, featureSet)
+	var deleted []string
+	for _, c := range p.OverlayChanges {
+		if c.Object == nil && c.Source != nil {
+			m := c.Source
+			deleted = append(deleted, fmt.Sprintf("%s %s %s %s %s", m.File, m.Obj.GetAPIVersion(), m.GVK.Kind, m.Obj.GetNamespace(), m.Obj.GetName()))
+		}
+	}
 	if featureSet == "Default" {
 		out, errOut, code := runCLI(t, "render", "--list", "--payload", dir, "--profile", profile, "--feature-set", featureSet)
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, errOut)
 		}
-		return out
+		return out, deleted
 	}
+	var b bytes.Buffer
+	if err := p.WriteList(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.String(), deleted
+}
+
+// planReal plans one selection of the real payload, loaded once.
+func planReal(t *testing.T, dir, profile, featureSet string) *plan.Plan {
+	t.Helper()
 	if loadedReal == nil {
 		p, err := payload.Load(os.DirFS(dir), payload.LoadOptions{})
 		if err != nil {
@@ -239,9 +260,5 @@ func renderList(t *testing.T, dir, profile, featureSet string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var b bytes.Buffer
-	if err := p.WriteList(&b); err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
+	return p
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/payload-apply/payload-apply/lib/manifest"
 	"github.com/payload-apply/payload-apply/plan"
+	"github.com/payload-apply/payload-apply/profiles"
 )
 
 func renderCommand() *command {
@@ -17,9 +18,19 @@ func renderCommand() *command {
 		short: "Print or write the objects a cluster profile installs, in apply order",
 		usage: "[-o DIR | --list | --explain] [selection flags]",
 		long: `Loads the payload, selects what the profile, feature set, feature gates and
-capabilities include, and prints the included objects as YAML in apply order
-(each headed by "# Source: FILE#DOC"), or writes them under DIR with one file
-per source file.
+capabilities include, applies the kustomize overlays of the profile and its
+ancestors (root first), and prints the objects as YAML in apply order (each
+headed by "# Source: FILE#DOC"), or writes them under DIR with one file per
+source file. An object an overlay changes keeps its source file and run
+level; an object an overlay adds is filed as overlays/<overlay>/<its file>.
+The ConfigMap openshift-config/cluster-profile (data.profile: the profile in
+effect) is added as generated/0000_<NN>_<component>_99_cluster-profile.yaml,
+right after the object that creates the openshift-config namespace, so the
+cluster remembers its profile.
+
+The profile is --profile, else ` + profiles.Default + `; --profiles-dir and
+--overlays-dir add user-defined profiles and overlays (see 'payload-apply
+profiles').
 
 --list prints one line per object in apply order:
   RUNLEVEL<TAB>COMPONENT<TAB>FILE<TAB>APIVERSION<TAB>KIND<TAB>NAMESPACE<TAB>NAME
@@ -27,7 +38,10 @@ per source file.
 files whose names do not follow 0000_<NN>_<component>_<name>).
 
 --explain prints every manifest of the payload in load order with the
-decision: "included" and the annotation that matched, or "excluded" and why.
+decision: "included" and the annotation that matched (for a derived profile,
+the nearest profile of the chain the manifest is annotated for) and the
+overlays that changed it, "excluded" and why, or "deleted" by an overlay;
+then the objects overlays "added" and the "generated" ones.
 
 Exit codes: 0 rendered, 1 the payload or options are wrong (each problem on
 its own line, naming FILE#DOC), 2 usage error.`,

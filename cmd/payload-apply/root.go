@@ -73,7 +73,7 @@ func (e *exitError) Error() string {
 func (e *exitError) Unwrap() error { return e.Err }
 
 func commands() []*command {
-	cmds := []*command{buildCommand(), diffCommand(), graphCommand(), renderCommand(), validateCommand()}
+	cmds := []*command{buildCommand(), diffCommand(), graphCommand(), profilesCommand(), renderCommand(), validateCommand()}
 	sort.Slice(cmds, func(i, j int) bool { return cmds[i].name < cmds[j].name })
 	return cmds
 }

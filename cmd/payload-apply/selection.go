@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 
 	configv1 "github.com/openshift/api/config/v1"
@@ -14,6 +15,7 @@ import (
 	"github.com/payload-apply/payload-apply/components/platformoperators"
 	"github.com/payload-apply/payload-apply/lib/component"
 	"github.com/payload-apply/payload-apply/lib/image"
+	"github.com/payload-apply/payload-apply/lib/overlay"
 	"github.com/payload-apply/payload-apply/plan"
 	"github.com/payload-apply/payload-apply/profiles"
 )
@@ -35,6 +37,8 @@ type selectionFlags struct {
 	hypershiftNaming       string
 	catalog                string
 	bundleDeploymentShape  string
+	profilesDir            string
+	overlaysDir            string
 
 	fs *pflag.FlagSet
 }
@@ -55,6 +59,49 @@ func (f *selectionFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.hypershiftNaming, "hypershift-naming", string(nodetuning.NamingSeed), "names of the ConfigMaps the node tuning component writes on a hosted control plane: seed (tuned-, mc-, kc-<profile>, <profile>-status) or upstream (the node tuning operator's tuned-, machineconfig-, kubeletconfig-, status-<configmap>)")
 	fs.StringVar(&f.catalog, "catalog", "", "file-based operator catalog directory (olm.package, olm.channel and olm.bundle documents) the platform operators manager picks bundles from")
 	fs.StringVar(&f.bundleDeploymentShape, "bundle-deployment-shape", "v1alpha2", "BundleDeployment the platform operators manager writes: v1alpha2 (rukpak: registry provisioner, image source) or v1alpha1 (plain provisioner with a registry Bundle template)")
+	addProfileDirFlags(fs, &f.profilesDir, &f.overlaysDir)
+}
+
+// addProfileDirFlags binds --profiles-dir and --overlays-dir (shared with
+// the profiles command).
+func addProfileDirFlags(fs *pflag.FlagSet, profilesDir, overlaysDir *string) {
+	fs.StringVar(profilesDir, "profiles-dir", "", "directory of more ClusterProfile definitions (*.yaml), added to the built-in profiles")
+	fs.StringVar(overlaysDir, "overlays-dir", "", "directory of more kustomize overlays (<name>/kustomization.yaml), searched with the built-in overlays")
+}
+
+// profileSet returns the built-in profiles plus those of --profiles-dir.
+func profileSet(dir string) (*profiles.Set, error) {
+	set, err := profiles.Embedded()
+	if err != nil || dir == "" {
+		return set, err
+	}
+	if err := checkDir("--profiles-dir", dir); err != nil {
+		return nil, err
+	}
+	return set.WithDir(os.DirFS(dir), filepath.Clean(dir)+"/")
+}
+
+// overlaySources returns the overlay source of --overlays-dir, if any.
+func overlaySources(dir string) ([]overlay.Source, error) {
+	if dir == "" {
+		return nil, nil
+	}
+	if err := checkDir("--overlays-dir", dir); err != nil {
+		return nil, err
+	}
+	return []overlay.Source{{FS: os.DirFS(dir), Label: filepath.Clean(dir) + "/"}}, nil
+}
+
+// checkDir returns a usage error when a directory flag does not name one.
+func checkDir(flag, dir string) error {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return usageErrorf("%s: %v", flag, err)
+	}
+	if !st.IsDir() {
+		return usageErrorf("%s %s: not a directory", flag, dir)
+	}
+	return nil
 }
 
 // options turns the flags into plan options; files named by flags are read
@@ -70,6 +117,18 @@ func (f *selectionFlags) options() (plan.Options, error) {
 		Capabilities:           f.fs.Changed("baseline-capability-set") || f.fs.Changed("additional-capabilities"),
 		ExcludeID:              f.excludeID,
 	}
+	if f.profilesDir != "" {
+		set, err := profileSet(f.profilesDir)
+		if err != nil {
+			return opts, err
+		}
+		opts.Profiles = set
+	}
+	srcs, err := overlaySources(f.overlaysDir)
+	if err != nil {
+		return opts, err
+	}
+	opts.ExtraOverlays = srcs
 	naming, err := nodetuning.ParseNaming(f.hypershiftNaming)
 	if err != nil {
 		return opts, usageErrorf("--hypershift-naming %q: want %s or %s", f.hypershiftNaming, nodetuning.NamingSeed, nodetuning.NamingUpstream)
@@ -92,22 +151,14 @@ func (f *selectionFlags) options() (plan.Options, error) {
 		}
 	}
 	if f.extraManifests != "" {
-		st, err := os.Stat(f.extraManifests)
-		if err != nil {
-			return opts, usageErrorf("--extra-manifests: %v", err)
-		}
-		if !st.IsDir() {
-			return opts, usageErrorf("--extra-manifests %s: not a directory", f.extraManifests)
+		if err := checkDir("--extra-manifests", f.extraManifests); err != nil {
+			return opts, err
 		}
 		opts.ExtraManifests = os.DirFS(f.extraManifests)
 	}
 	if f.catalog != "" {
-		st, err := os.Stat(f.catalog)
-		if err != nil {
-			return opts, usageErrorf("--catalog: %v", err)
-		}
-		if !st.IsDir() {
-			return opts, usageErrorf("--catalog %s: not a directory", f.catalog)
+		if err := checkDir("--catalog", f.catalog); err != nil {
+			return opts, err
 		}
 		opts.Catalog = os.DirFS(f.catalog)
 	}

@@ -22,9 +22,12 @@ Checked: YAML/JSON parsing (every bad document, not only the first), repeated
 mapping keys (the last value wins, silently), release-metadata and
 image-references, inclusion annotations (unknown profiles, misspelt keys,
 values other than "true", unknown feature sets, gates and capabilities),
-objects that two included files both define (for every profile and feature
-set, or only the ones --profile and --feature-set name), container images
-against image-references, and file names the task graph cannot order.
+objects that two included files both define and the overlays of each profile,
+built with kustomize over its selection (for every profile and feature set,
+or only the ones --profile and --feature-set name), overlays no profile
+applies, container images against image-references, and file names the task
+graph cannot order. Overlay problems name the overlay's kustomization file
+(or the profile file that lists a missing overlay).
 
 A release image (--payload an OCI layout or image tarball) is also checked as
 'build' checks it: release-manifests/ with release-metadata and

@@ -1,0 +1,370 @@
+package overlay
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"maps"
+	"path"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
+
+	"github.com/payload-apply/payload-apply/lib/manifest"
+)
+
+// Annotations the overlay stage adds while kustomize runs and removes after.
+const (
+	// IndexAnnotation tags each input object with its position, so that the
+	// object that comes out of kustomize finds its source file again.
+	IndexAnnotation = "overlay.payload-apply/index"
+	// originAnnotation is kustomize's record of the file an object came
+	// from (buildMetadata: [originAnnotations]); it names the file of the
+	// objects an overlay adds.
+	originAnnotation = "config.kubernetes.io/origin"
+)
+
+// InputFile is the file, next to the overlay's kustomization, that holds the
+// objects the overlay works on; the overlay stage adds it to the
+// kustomization's resources. An overlay may not have a file of that name.
+const InputFile = ".payload-apply-objects.yaml"
+
+// AddedDir is where the objects an overlay adds are filed:
+// overlays/<overlay dir>/<file the overlay defines them in>.
+const AddedDir = "overlays"
+
+// buildMu serialises kustomize builds. krusty's Run replaces a process-wide
+// OpenAPI schema (kyaml/openapi.SetSchema), so two builds must never run at
+// once; this mutex is the package's only mutable state and the accepted
+// exception to "no package-level state".
+var buildMu sync.Mutex
+
+// Error is a problem with an overlay; File is the file to look at: the
+// overlay's kustomization file, another file of the overlay, or the profile
+// file that lists an overlay that cannot be found.
+type Error struct {
+	// File is the file to look at.
+	File string
+	// Err says what is wrong.
+	Err error
+}
+
+// Error prints "FILE: message".
+func (e *Error) Error() string { return e.File + ": " + e.Err.Error() }
+
+// Unwrap returns the underlying error.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Action is what an overlay did to an object.
+type Action string
+
+// The actions.
+const (
+	Modified Action = "modified"
+	Added    Action = "added"
+	Deleted  Action = "deleted"
+)
+
+// Change is one thing an overlay did.
+type Change struct {
+	// Overlay is the overlay's kustomization file (Overlay.File).
+	Overlay string
+	// Action is what the overlay did.
+	Action Action
+	// Source is the input object the change concerns, as Apply was given it;
+	// nil for objects an overlay added (and later changes to them).
+	Source *manifest.Manifest
+	// Object is the object after the change; nil for Deleted.
+	Object *manifest.Manifest
+}
+
+// Result is the outcome of Apply.
+type Result struct {
+	// Objects are the objects after every overlay: the input objects that
+	// remain, in input order, then those the overlays added. An object no
+	// overlay changed is the input pointer itself; a changed one is a new
+	// Manifest with the input's File, Doc, Line and OriginalFilename, so it
+	// keeps its place (run level, component, file order) in the task graph.
+	// An added object is filed as overlays/<overlay dir>/<its file>: its run
+	// level comes from that file's name when it follows
+	// 0000_<NN>_<component>_<name>, else it runs last. Objects made by a
+	// generator are filed as <kind>-<name>.yaml (lower case).
+	Objects []*manifest.Manifest
+	// Changes list what each overlay did, overlay by overlay.
+	Changes []Change
+}
+
+// Apply runs overlays over objs in order, each on the previous one's output,
+// with kustomize (krusty, in memory). Each overlay is first Checked, then
+// copied alone into an in-memory file system with the objects as InputFile,
+// so it can read nothing else. Builds run one at a time (see buildMu).
+// Errors are *Error naming the overlay's kustomization file; Apply stops at
+// the first overlay that fails. Apply is safe for concurrent use; it does not
+// change objs.
+func Apply(objs []*manifest.Manifest, overlays []*Overlay) (*Result, error) {
+	cur := make([]state, len(objs))
+	for i, m := range objs {
+		cur[i] = state{m: m, source: m}
+	}
+	res := &Result{}
+	for _, o := range overlays {
+		next, changes, err := o.apply(cur)
+		if err != nil {
+			return nil, err
+		}
+		cur = next
+		res.Changes = append(res.Changes, changes...)
+	}
+	res.Objects = make([]*manifest.Manifest, len(cur))
+	for i, s := range cur {
+		res.Objects[i] = s.m
+	}
+	return res, nil
+}
+
+// state is one object between overlays: the object now and the input
+// object it descends from (nil when an overlay added it).
+type state struct {
+	m      *manifest.Manifest
+	source *manifest.Manifest
+}
+
+const memRoot = "/overlay"
+
+func (o *Overlay) apply(in []state) ([]state, []Change, error) {
+	if err := o.Check(); err != nil {
+		return nil, nil, err
+	}
+	fail := func(format string, args ...any) error {
+		return &Error{File: o.File, Err: fmt.Errorf(format, args...)}
+	}
+	mem := filesys.MakeFsInMemory()
+	if err := o.copyTo(mem); err != nil {
+		return nil, nil, fail("copy the overlay: %w", err)
+	}
+	if mem.Exists(memRoot + "/" + InputFile) {
+		return nil, nil, fail("%s is reserved for the objects the overlay works on", InputFile)
+	}
+	if err := o.rewriteKustomization(mem); err != nil {
+		return nil, nil, fail("%w", err)
+	}
+	var input bytes.Buffer
+	for i, s := range in {
+		data, err := tagged(s.m.Obj.Object, i)
+		if err != nil {
+			return nil, nil, fail("%s: %s: encode: %w", s.m.Position(), s.m.ID(), err)
+		}
+		input.WriteString("---\n")
+		input.Write(data)
+		input.WriteByte('\n')
+	}
+	if err := mem.WriteFile(memRoot+"/"+InputFile, input.Bytes()); err != nil {
+		return nil, nil, fail("write the objects: %w", err)
+	}
+
+	buildMu.Lock()
+	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(mem, memRoot)
+	buildMu.Unlock()
+	if err != nil {
+		return nil, nil, fail("kustomize build: %w", err)
+	}
+
+	var (
+		out     = make([]state, 0, len(in))
+		added   []state
+		changes []Change
+		seen    = make([]bool, len(in))
+		docs    = map[string]int{}
+	)
+	for _, r := range resMap.Resources() {
+		raw, err := r.MarshalJSON()
+		if err != nil {
+			return nil, nil, fail("%s: encode kustomize output: %w", r.CurId(), err)
+		}
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(raw); err != nil {
+			return nil, nil, fail("%s: decode kustomize output: %w", r.CurId(), err)
+		}
+		ann := u.GetAnnotations()
+		idx, tagged := ann[IndexAnnotation]
+		origin := ann[originAnnotation]
+		if tagged {
+			i, err := strconv.Atoi(idx)
+			if err != nil || i < 0 || i >= len(in) || seen[i] {
+				return nil, nil, fail("%s: the overlay changed or copied the %s annotation", r.CurId(), IndexAnnotation)
+			}
+			seen[i] = true
+			prev := in[i]
+			restore(u, prev.m.Obj)
+			if reflect.DeepEqual(u.Object, prev.m.Obj.Object) {
+				out = append(out, prev)
+				continue
+			}
+			m, err := newManifest(u, prev.m.File, prev.m.Doc, prev.m.Line)
+			if err != nil {
+				return nil, nil, fail("%s: %w", prev.m.Position(), err)
+			}
+			m.OriginalFilename = prev.m.OriginalFilename
+			out = append(out, state{m: m, source: prev.source})
+			changes = append(changes, Change{Overlay: o.File, Action: Modified, Source: prev.source, Object: m})
+			continue
+		}
+		restore(u, nil)
+		file := o.addedFile(origin, u)
+		m, err := newManifest(u, file, docs[file], 0)
+		if err != nil {
+			return nil, nil, fail("%s: %w", file, err)
+		}
+		docs[file]++
+		added = append(added, state{m: m})
+		changes = append(changes, Change{Overlay: o.File, Action: Added, Object: m})
+	}
+	for i, ok := range seen {
+		if !ok {
+			changes = append(changes, Change{Overlay: o.File, Action: Deleted, Source: in[i].source})
+		}
+	}
+	return append(out, added...), changes, nil
+}
+
+// copyTo copies the overlay's directory tree to memRoot in mem.
+func (o *Overlay) copyTo(mem filesys.FileSystem) error {
+	if err := mem.MkdirAll(memRoot); err != nil {
+		return err
+	}
+	return fs.WalkDir(o.Source.FS, o.Dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		target := memRoot + strings.TrimPrefix(p, o.Dir)
+		if d.IsDir() {
+			return mem.MkdirAll(target)
+		}
+		if !d.Type().IsRegular() {
+			return fmt.Errorf("%s: not a regular file", p)
+		}
+		data, err := fs.ReadFile(o.Source.FS, p)
+		if err != nil {
+			return err
+		}
+		return mem.WriteFile(target, data)
+	})
+}
+
+// rewriteKustomization adds InputFile first to the overlay's resources and
+// turns on origin annotations, in the in-memory copy.
+func (o *Overlay) rewriteKustomization(mem filesys.FileSystem) error {
+	file := memRoot + "/" + o.kustomization
+	data, err := mem.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	var k map[string]any
+	if err := yaml.Unmarshal(data, &k); err != nil {
+		return fmt.Errorf("parse: %w", err)
+	}
+	if k == nil {
+		k = map[string]any{}
+	}
+	resources, _ := k["resources"].([]any)
+	k["resources"] = append([]any{InputFile}, resources...)
+	meta, _ := k["buildMetadata"].([]any)
+	hasOrigin := false
+	for _, v := range meta {
+		hasOrigin = hasOrigin || v == "originAnnotations"
+	}
+	if !hasOrigin {
+		k["buildMetadata"] = append(meta, "originAnnotations")
+	}
+	out, err := yaml.Marshal(k)
+	if err != nil {
+		return err
+	}
+	return mem.WriteFile(file, out)
+}
+
+// tagged returns obj as JSON with IndexAnnotation set to i; obj is not
+// changed.
+func tagged(obj map[string]any, i int) ([]byte, error) {
+	o := maps.Clone(obj)
+	md, _ := o["metadata"].(map[string]any)
+	md = maps.Clone(md)
+	if md == nil {
+		md = map[string]any{}
+	}
+	ann, _ := md["annotations"].(map[string]any)
+	ann = maps.Clone(ann)
+	if ann == nil {
+		ann = map[string]any{}
+	}
+	ann[IndexAnnotation] = strconv.Itoa(i)
+	md["annotations"] = ann
+	o["metadata"] = md
+	return json.Marshal(o)
+}
+
+// restore removes the overlay stage's annotations from u, giving back the
+// values prev had (prev nil: an added object), and drops an annotations map
+// that is left empty when prev had none.
+func restore(u *unstructured.Unstructured, prev *unstructured.Unstructured) {
+	ann := u.GetAnnotations()
+	var before map[string]string
+	if prev != nil {
+		before = prev.GetAnnotations()
+	}
+	for _, k := range []string{IndexAnnotation, originAnnotation} {
+		if v, ok := before[k]; ok {
+			ann[k] = v
+		} else {
+			delete(ann, k)
+		}
+	}
+	if len(ann) == 0 {
+		if prev != nil {
+			if _, had, _ := unstructured.NestedFieldNoCopy(prev.Object, "metadata", "annotations"); had {
+				unstructured.SetNestedField(u.Object, map[string]any{}, "metadata", "annotations")
+				return
+			}
+		}
+		unstructured.RemoveNestedField(u.Object, "metadata", "annotations")
+		return
+	}
+	u.SetAnnotations(ann)
+}
+
+// addedFile names the file of an object the overlay added: the file it came
+// from, under overlays/<dir>/, or <kind>-<name>.yaml for generated objects.
+func (o *Overlay) addedFile(origin string, u *unstructured.Unstructured) string {
+	var org struct {
+		Path string `json:"path"`
+	}
+	if origin != "" {
+		_ = yaml.Unmarshal([]byte(origin), &org)
+	}
+	name := org.Path
+	if name == "" || strings.HasPrefix(name, "..") || path.IsAbs(name) {
+		name = strings.ToLower(u.GetKind()) + "-" + u.GetName() + ".yaml"
+	}
+	return path.Join(AddedDir, o.Dir, name)
+}
+
+// newManifest builds a manifest from an object the way Parse would.
+func newManifest(u *unstructured.Unstructured, file string, doc, line int) (*manifest.Manifest, error) {
+	raw, err := u.MarshalJSON()
+	if err != nil {
+		return nil, fmt.Errorf("encode: %w", err)
+	}
+	m := &manifest.Manifest{File: file, Doc: doc, Line: line}
+	if err := m.Manifest.UnmarshalJSON(raw); err != nil {
+		return nil, err
+	}
+	m.OriginalFilename = path.Base(file)
+	return m, nil
+}

@@ -1,0 +1,442 @@
+package plan
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/payload-apply/payload-apply/lib/manifest"
+	"github.com/payload-apply/payload-apply/lib/overlay"
+	"github.com/payload-apply/payload-apply/payload"
+	"github.com/payload-apply/payload-apply/profiles"
+)
+
+// The -update flag rewrites golden files (never on failure). Another test
+// file of the package may define it too; the one defined first wins.
+func init() {
+	if flag.Lookup("update") == nil {
+		flag.Bool("update", false, "rewrite the golden files under testdata/ (never done on failure)")
+	}
+}
+
+// updating reports whether -update was given.
+func updating() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
+
+// golden compares got with testdata/<test name>/<name>, or rewrites that
+// file with -update.
+func checkGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", filepath.FromSlash(t.Name()), name)
+	if updating() {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./plan -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", path, diff)
+	}
+}
+
+// crcOptions are the options of the user-defined crc profile in
+// testdata/crc: parent single-node-developer, plus an overlay of its own.
+func crcOptions(t testing.TB) Options {
+	t.Helper()
+	set, err := profiles.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if set, err = set.WithDir(os.DirFS("testdata/crc/profiles"), "testdata/crc/profiles/"); err != nil {
+		t.Fatal(err)
+	}
+	return Options{
+		Profiles:      set,
+		Profile:       "crc",
+		ExtraOverlays: []overlay.Source{{FS: os.DirFS("testdata/crc/overlays"), Label: "testdata/crc/overlays/"}},
+	}
+}
+
+// TestBuildGolden renders the embedded payload for every reference profile
+// and for crc: the YAML, the --list lines and the --explain lines.
+func TestBuildGolden(t *testing.T) {
+	cases := map[string]Options{"crc": crcOptions(t)}
+	for _, p := range []string{"self-managed-high-availability", "single-node-developer", "ibm-cloud-managed", "hypershift"} {
+		cases[p] = Options{Profile: p}
+	}
+	for name, opts := range cases {
+		t.Run(name, func(t *testing.T) {
+			p, err := Build(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for file, write := range map[string]func(*bytes.Buffer) error{
+				"render.yaml": func(b *bytes.Buffer) error { return p.WriteYAML(b) },
+				"list.tsv":    func(b *bytes.Buffer) error { return p.WriteList(b) },
+				"explain.tsv": func(b *bytes.Buffer) error { return p.WriteExplain(b) },
+			} {
+				var b bytes.Buffer
+				if err := write(&b); err != nil {
+					t.Fatal(err)
+				}
+				checkGolden(t, file, b.Bytes())
+			}
+		})
+	}
+}
+
+// TestCRCInheritsSingleNodeDeveloper: crc gets everything
+// single-node-developer gets, overlays included, plus its own overlay's
+// change, and records its own name in the cluster-profile ConfigMap.
+func TestCRCInheritsSingleNodeDeveloper(t *testing.T) {
+	snd, err := Build(Options{Profile: "single-node-developer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	crc, err := Build(crcOptions(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"crc", "single-node-developer"}, crc.ProfileChain); diff != "" {
+		t.Errorf("chain (-want +got):\n%s", diff)
+	}
+	var overlays []string
+	for _, o := range crc.Overlays {
+		overlays = append(overlays, o.File)
+	}
+	if diff := cmp.Diff([]string{"embedded:overlays/single-node-developer/kustomization.yaml", "testdata/crc/overlays/crc/kustomization.yaml"}, overlays); diff != "" {
+		t.Errorf("overlays, root first (-want +got):\n%s", diff)
+	}
+
+	// The expected crc objects: single-node-developer's, with the crc
+	// overlay's change, crc's cluster-profile ConfigMap, and the CVO's
+	// {{.ClusterProfile}} template rendered for crc.
+	want := map[string]*unstructured.Unstructured{}
+	for _, m := range snd.Objects {
+		u := m.Obj.DeepCopy()
+		switch m.ID().String() {
+		case "Deployment.apps/openshift-ingress-operator/ingress-operator":
+			containers, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
+			if err := unstructured.SetNestedField(containers[0].(map[string]any), "40Mi", "resources", "requests", "memory"); err != nil {
+				t.Fatal(err)
+			}
+			if err := unstructured.SetNestedSlice(u.Object, containers, "spec", "template", "spec", "containers"); err != nil {
+				t.Fatal(err)
+			}
+		case "Deployment.apps/openshift-cluster-version/cluster-version-operator":
+			containers, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
+			for _, e := range containers[0].(map[string]any)["env"].([]any) {
+				if env := e.(map[string]any); env["name"] == "CLUSTER_PROFILE" {
+					env["value"] = "crc"
+				}
+			}
+			if err := unstructured.SetNestedSlice(u.Object, containers, "spec", "template", "spec", "containers"); err != nil {
+				t.Fatal(err)
+			}
+		case "ConfigMap/openshift-config/cluster-profile":
+			u.SetLabels(map[string]string{"crc.dev/edition": "openshift"})
+			if err := unstructured.SetNestedField(u.Object, "crc", "data", "profile"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want[m.Position()+" "+m.ID().String()] = u
+	}
+	got := map[string]*unstructured.Unstructured{}
+	for _, m := range crc.Objects {
+		got[m.Position()+" "+m.ID().String()] = m.Obj
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("crc objects by FILE#DOC and ID (-want +got):\n%s", diff)
+	}
+
+	// The same apply order: the overlays keep every object's place.
+	var wantOrder, gotOrder []string
+	for _, m := range snd.Objects {
+		wantOrder = append(wantOrder, m.Position())
+	}
+	for _, m := range crc.Objects {
+		gotOrder = append(gotOrder, m.Position())
+	}
+	if diff := cmp.Diff(wantOrder, gotOrder); diff != "" {
+		t.Errorf("apply order (-want +got):\n%s", diff)
+	}
+}
+
+// TestOverlaysKeepFileAndRunLevel checks every object an embedded overlay
+// changed against its source: same file, document, line and file name, so
+// the same run level, component and task-graph node.
+func TestOverlaysKeepFileAndRunLevel(t *testing.T) {
+	for _, profile := range []string{"single-node-developer", "ibm-cloud-managed", "hypershift"} {
+		t.Run(profile, func(t *testing.T) {
+			p, err := Build(Options{Profile: profile})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p.OverlayChanges) == 0 {
+				t.Fatal("the overlay changed nothing")
+			}
+			node := map[*manifest.Manifest]string{}
+			for _, n := range p.Graph.Nodes {
+				for _, task := range n.Tasks {
+					node[task.Manifest] = n.Label()
+				}
+			}
+			for _, c := range p.OverlayChanges {
+				switch c.Action {
+				case overlay.Modified:
+					type place struct {
+						File, OriginalFilename string
+						Doc, Line              int
+					}
+					src, obj := c.Source, c.Object
+					if diff := cmp.Diff(place{src.File, src.OriginalFilename, src.Doc, src.Line}, place{obj.File, obj.OriginalFilename, obj.Doc, obj.Line}); diff != "" {
+						t.Errorf("%s (-want +got):\n%s", src, diff)
+					}
+					level, component, _ := payload.ParseFileName(src.OriginalFilename)
+					if got, want := node[obj], fmt.Sprintf("%02d/%s", level, component); got != want {
+						t.Errorf("%s: in node %q, want %q", obj, got, want)
+					}
+				case overlay.Deleted:
+					for _, m := range p.Objects {
+						if m.ID() == c.Source.ID() {
+							t.Errorf("%s: deleted by %s but still planned", c.Source, c.Overlay)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestClusterProfileConfigMap(t *testing.T) {
+	ns := func(file string) fstest.MapFS {
+		return fstest.MapFS{"manifests/" + file: &fstest.MapFile{Data: []byte(`apiVersion: v1
+kind: Namespace
+metadata:
+  name: openshift-config
+  annotations:
+    include.release.openshift.io/self-managed-high-availability: "true"
+`)}}
+	}
+	tests := []struct {
+		name     string
+		payload  fstest.MapFS
+		wantList string
+		wantErr  string
+	}{{
+		name:    "after the namespace, in its run level and component",
+		payload: ns("0000_10_config-operator_01_openshift-config-ns.yaml"),
+		wantList: "10\tconfig-operator\tmanifests/0000_10_config-operator_01_openshift-config-ns.yaml\tv1\tNamespace\t\topenshift-config\n" +
+			"10\tconfig-operator\tgenerated/0000_10_config-operator_99_cluster-profile.yaml\tv1\tConfigMap\topenshift-config\tcluster-profile\n",
+	}, {
+		name:    "run level 03 of config-operator when no object creates the namespace",
+		payload: fstest.MapFS{"manifests/0000_50_x_00.yaml": &fstest.MapFile{Data: []byte("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: x\n  annotations: {include.release.openshift.io/self-managed-high-availability: \"true\"}\n")}},
+		wantList: "03\tconfig-operator\tgenerated/0000_03_config-operator_99_cluster-profile.yaml\tv1\tConfigMap\topenshift-config\tcluster-profile\n" +
+			"50\tx\tmanifests/0000_50_x_00.yaml\tv1\tNamespace\t\tx\n",
+	}, {
+		name: "a payload that ships the ConfigMap itself",
+		payload: func() fstest.MapFS {
+			fsys := ns("0000_03_config_00_ns.yaml")
+			fsys["manifests/0000_03_config_01_cm.yaml"] = &fstest.MapFile{Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cluster-profile\n  namespace: openshift-config\n  annotations: {include.release.openshift.io/self-managed-high-availability: \"true\"}\n")}
+			return fsys
+		}(),
+		wantErr: "generated/0000_03_config_99_cluster-profile.yaml#0: ConfigMap/openshift-config/cluster-profile is also defined in manifests/0000_03_config_01_cm.yaml#0 (both included)",
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := Build(Options{Payload: tc.payload})
+			gotErr := ""
+			if err != nil {
+				gotErr = err.Error()
+			}
+			if diff := cmp.Diff(tc.wantErr, gotErr); diff != "" {
+				t.Fatalf("error (-want +got):\n%s", diff)
+			}
+			if err != nil {
+				return
+			}
+			var b bytes.Buffer
+			if err := p.WriteList(&b); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.wantList, b.String()); diff != "" {
+				t.Errorf("render --list (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestBuildProfileInEffect(t *testing.T) {
+	tests := []struct {
+		name        string
+		flag        string
+		cluster     map[string]string
+		wantProfile string
+		wantSource  profiles.Source
+		wantErr     string
+	}{
+		{name: "default", wantProfile: profiles.Default, wantSource: profiles.SourceDefault},
+		{name: "from the cluster", cluster: map[string]string{"profile": "hypershift"}, wantProfile: "hypershift", wantSource: profiles.SourceCluster},
+		{name: "the flag wins", flag: "ibm-cloud-managed", cluster: map[string]string{"profile": "hypershift"}, wantProfile: "ibm-cloud-managed", wantSource: profiles.SourceFlag},
+		{name: "unknown in the cluster", cluster: map[string]string{"profile": "crc"},
+			wantErr: `ConfigMap openshift-config/cluster-profile: unknown profile "crc" (known: hypershift, ibm-cloud-managed, self-managed-high-availability, single-node-developer)`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := Build(Options{Profile: tc.flag, ClusterProfileData: tc.cluster})
+			gotErr := ""
+			if err != nil {
+				gotErr = err.Error()
+			}
+			if diff := cmp.Diff(tc.wantErr, gotErr); diff != "" {
+				t.Fatalf("error (-want +got):\n%s", diff)
+			}
+			if err != nil {
+				return
+			}
+			if p.Profile != tc.wantProfile || p.ProfileSource != tc.wantSource {
+				t.Errorf("got %s from %s, want %s from %s", p.Profile, p.ProfileSource, tc.wantProfile, tc.wantSource)
+			}
+			cm := p.Generated[0].Obj
+			if got, _, _ := unstructured.NestedString(cm.Object, "data", "profile"); got != tc.wantProfile {
+				t.Errorf("cluster-profile ConfigMap says %q, want %q", got, tc.wantProfile)
+			}
+		})
+	}
+}
+
+func TestValidateOverlays(t *testing.T) {
+	profile := func(name, overlays string) string {
+		return "apiVersion: payload-apply/v1alpha1\nkind: ClusterProfile\nmetadata:\n  name: " + name +
+			"\nspec:\n  parent: single-node-developer\n  overlays:\n" + overlays
+	}
+	tests := []struct {
+		name     string
+		profiles map[string]string
+		overlays map[string]string
+		want     []string
+	}{{
+		name:     "crc",
+		profiles: map[string]string{"crc.yaml": profile("crc", "  - name: crc\n")},
+		overlays: map[string]string{
+			"crc/kustomization.yaml": "patches:\n- patch: '[{\"op\": \"add\", \"path\": \"/metadata/labels\", \"value\": {\"crc\": \"yes\"}}]'\n  target: {kind: Deployment}\n",
+		},
+	}, {
+		name:     "a patch for an object the profile does not include",
+		profiles: map[string]string{"p.yaml": profile("p", "  - name: p\n")},
+		overlays: map[string]string{
+			"p/kustomization.yaml": "patches:\n- path: cvo.yaml\n",
+			"p/cvo.yaml":           "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: nope, namespace: openshift-cluster-version}\nspec: {replicas: 3}\n",
+		},
+		// Once per problem, not once per feature set.
+		want: []string{`dir/p/kustomization.yaml: error: profile p, feature set CustomNoUpgrade: kustomize build: no resource matches strategic merge patch "Deployment.v1.apps/nope.openshift-cluster-version"`},
+	}, {
+		name:     "an overlay reading outside its directory, and one no profile applies",
+		profiles: map[string]string{"p.yaml": profile("p", "  - name: p\n")},
+		overlays: map[string]string{
+			"p/kustomization.yaml":        "resources: [../spare]\n",
+			"spare/kustomization.yaml":    "resources: []\n",
+			"nested/x/kustomization.yaml": "resources: []\n",
+		},
+		want: []string{
+			`dir/nested/x/kustomization.yaml: warning: no profile applies this overlay`,
+			`dir/p/kustomization.yaml: error: profile p, feature set CustomNoUpgrade: resources[0] "../spare": refers outside the overlay directory p: an overlay may only read files under its own directory`,
+			`dir/spare/kustomization.yaml: warning: no profile applies this overlay`,
+		},
+	}, {
+		name:     "an overlay that is nowhere",
+		profiles: map[string]string{"p.yaml": profile("p", "  - name: gone\n")},
+		want:     []string{`dir/p.yaml: error: profile p, feature set CustomNoUpgrade: profile p: overlay "gone": no gone/kustomization.yaml in embedded:overlays or dir`},
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			set, err := profiles.Embedded()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if set, err = set.WithDir(mapFS(tc.profiles), "dir/"); err != nil {
+				t.Fatal(err)
+			}
+			findings, err := Validate(Options{Profiles: set, ExtraOverlays: []overlay.Source{{FS: mapFS(tc.overlays), Label: "dir/"}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, f := range findings {
+				got = append(got, f.String())
+			}
+			if len(got) != len(tc.want) {
+				t.Fatalf("got findings\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+			}
+			for i := range got {
+				if !strings.HasPrefix(got[i], tc.want[i]) {
+					t.Errorf("finding %d:\n got %s\nwant %s", i, got[i], tc.want[i])
+				}
+			}
+		})
+	}
+}
+
+// TestValidateEmbedded: the reference payload, profiles and overlays are
+// clean, every overlay built over every feature set's selection.
+func TestValidateEmbedded(t *testing.T) {
+	findings, err := Validate(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range findings {
+		t.Errorf("%s", f)
+	}
+}
+
+func mapFS(files map[string]string) fstest.MapFS {
+	fsys := fstest.MapFS{}
+	for name, body := range files {
+		fsys[name] = &fstest.MapFile{Data: []byte(body)}
+	}
+	return fsys
+}
+
+// TestEmbeddedOverlaysOnAnotherPayload: the embedded overlays select what
+// they patch with targets, so a payload without those objects (another
+// release, a test payload) still renders for every reference profile.
+func TestEmbeddedOverlaysOnAnotherPayload(t *testing.T) {
+	fsys := fstest.MapFS{"manifests/0000_10_x_ns.yaml": &fstest.MapFile{Data: []byte(`apiVersion: v1
+kind: Namespace
+metadata:
+  name: x
+  annotations:
+    include.release.openshift.io/hypershift: "true"
+    include.release.openshift.io/ibm-cloud-managed: "true"
+    include.release.openshift.io/self-managed-high-availability: "true"
+    include.release.openshift.io/single-node-developer: "true"
+`)}}
+	for _, profile := range []string{"self-managed-high-availability", "single-node-developer", "ibm-cloud-managed", "hypershift"} {
+		t.Run(profile, func(t *testing.T) {
+			p, err := Build(Options{Payload: fsys, Profile: profile})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p.Objects) != 2 || len(p.OverlayChanges) != 0 {
+				t.Errorf("got %d objects and %d overlay changes, want the namespace and the cluster-profile ConfigMap, unchanged", len(p.Objects), len(p.OverlayChanges))
+			}
+		})
+	}
+}
