@@ -10,20 +10,9 @@ import (
 	"github.com/openshift/api/features"
 	lgmanifest "github.com/openshift/library-go/pkg/manifest"
 	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/payload-apply/payload-apply/internal/realpayload"
 )
-
-const realPayload = "../../shared/testdata/ocp-payload"
-
-func requireRealPayload(tb testing.TB) string {
-	tb.Helper()
-	if _, err := os.Stat(filepath.Join(realPayload, "release-manifests")); err != nil {
-		if os.Getenv("CI") == "true" {
-			tb.Fatalf("real payload %s is missing: %v", realPayload, err)
-		}
-		tb.Skipf("skipping: the real payload %s is not here (%v)", realPayload, err)
-	}
-	return realPayload
-}
 
 // referencePath is what the CVO does to load a payload: per file, serially,
 // library-go ParseManifests then Include for one selection. It returns the
@@ -76,7 +65,7 @@ func referencePath(tb testing.TB, dir string, gates sets.Set[string]) int {
 // file, serially). Run with -count to alternate them; hack/benchratio turns
 // the output into medians and a ratio.
 func BenchmarkLoadSelectGraph(b *testing.B) {
-	dir := requireRealPayload(b)
+	dir := realpayload.Dir(b)
 	fsys := os.DirFS(dir)
 	gates := sets.New[string]()
 	for _, g := range features.FeatureSets(4, features.SelfManaged, "").Enabled {

@@ -5,15 +5,11 @@ import (
 	"os"
 	"testing"
 
+	"github.com/payload-apply/payload-apply/internal/realpayload"
 	"github.com/payload-apply/payload-apply/lib/overlay"
 	"github.com/payload-apply/payload-apply/payload"
 	"github.com/payload-apply/payload-apply/profiles"
 )
-
-// overlayBenchPayload is the real OpenShift payload the project keeps
-// beside the worktrees (see its README); the benchmark skips when it is
-// absent.
-const overlayBenchPayload = "../../shared/testdata/ocp-payload"
 
 // BenchmarkRenderOverlays renders the real payload (loaded once) as `render` does
 // (plan.Build, then the YAML to io.Discard), with and without the overlay
@@ -21,10 +17,7 @@ const overlayBenchPayload = "../../shared/testdata/ocp-payload"
 // Deployment, and single-node-developer applies its embedded overlay.
 // docs/benchmarks.md reports the ratio.
 func BenchmarkRenderOverlays(b *testing.B) {
-	if _, err := os.Stat(overlayBenchPayload); err != nil {
-		b.Skipf("real payload not found at %s (it lives beside the worktrees; see ../shared/testdata/ocp-payload/README.md): %v", overlayBenchPayload, err)
-	}
-	loaded, err := payload.Load(os.DirFS(overlayBenchPayload), payload.LoadOptions{})
+	loaded, err := payload.Load(os.DirFS(realpayload.Dir(b)), payload.LoadOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}

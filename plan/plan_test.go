@@ -2,10 +2,8 @@ package plan
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -13,48 +11,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/payload-apply/payload-apply/internal/golden"
 	"github.com/payload-apply/payload-apply/lib/manifest"
 	"github.com/payload-apply/payload-apply/lib/overlay"
 	"github.com/payload-apply/payload-apply/payload"
 	"github.com/payload-apply/payload-apply/profiles"
 )
-
-// The -update flag rewrites golden files (never on failure). Another test
-// file of the package may define it too; the one defined first wins.
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite the golden files under testdata/ (never done on failure)")
-	}
-}
-
-// updating reports whether -update was given.
-func updating() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
-
-// golden compares got with testdata/<test name>/<name>, or rewrites that
-// file with -update.
-func checkGolden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", filepath.FromSlash(t.Name()), name)
-	if updating() {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./plan -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s (-want +got):\n%s", path, diff)
-	}
-}
 
 // crcOptions are the options of the user-defined crc profile in
 // testdata/crc: parent single-node-developer, plus an overlay of its own.
@@ -96,7 +58,7 @@ func TestBuildGolden(t *testing.T) {
 				if err := write(&b); err != nil {
 					t.Fatal(err)
 				}
-				checkGolden(t, file, b.Bytes())
+				golden.AssertTestdata(t, file, b.Bytes())
 			}
 		})
 	}

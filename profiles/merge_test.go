@@ -2,17 +2,16 @@ package profiles
 
 import (
 	"errors"
-	"flag"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
-)
 
-// update is accepted so that `go test ./... -update` (hack/update-golden.sh)
-// runs here too; this package has no golden files.
-var _ = flag.Bool("update", false, "rewrite golden files (none in this package)")
+	// No golden files here: the import only registers -update, so that
+	// go test -update over several packages accepts the flag here too.
+	_ "github.com/payload-apply/payload-apply/internal/golden"
+)
 
 func tree(t *testing.T, s string) map[string]any {
 	t.Helper()

@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
+	"github.com/payload-apply/payload-apply/internal/realpayload"
 	"github.com/payload-apply/payload-apply/lib/image"
 	"github.com/payload-apply/payload-apply/payload"
 )
@@ -44,11 +45,11 @@ func mustRun(t testing.TB, args ...string) string {
 // buildReal builds the real payload into dst and returns the printed digest.
 func buildReal(t testing.TB, dst string, format image.Format) string {
 	t.Helper()
-	return strings.TrimSpace(mustRun(t, "build", "--from", requireRealPayload(t), "--version", realVersion, "-o", dst, "--format", string(format)))
+	return strings.TrimSpace(mustRun(t, "build", "--from", realpayload.Dir(t), "--version", realVersion, "-o", dst, "--format", string(format)))
 }
 
 func TestBuildRealPayloadRendersTheSame(t *testing.T) {
-	dir := requireRealPayload(t)
+	dir := realpayload.Dir(t)
 	tmp := t.TempDir()
 	images := map[string]string{
 		"oci layout":     filepath.Join(tmp, "layout"),
@@ -111,7 +112,7 @@ func TestSkopeoReadsBuiltImages(t *testing.T) {
 		}
 		t.Skip("skopeo is not installed (run hack/install-test-deps.sh); skipping the check with a tool nobody here wrote")
 	}
-	src := requireRealPayload(t)
+	src := realpayload.Dir(t)
 	tests := []struct {
 		format    image.Format
 		transport string

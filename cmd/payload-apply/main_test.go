@@ -3,30 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/payload-apply/payload-apply/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
-
-// realPayload is the real OpenShift payload the project's tests read.
-const realPayload = "../../../shared/testdata/ocp-payload"
-
-func requireRealPayload(t testing.TB) string {
-	t.Helper()
-	if _, err := os.Stat(filepath.Join(realPayload, "release-manifests")); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("real payload %s is missing: %v", realPayload, err)
-		}
-		t.Skipf("skipping: the real payload %s is not here (%v); it lives in the shared/ checkout beside the project", realPayload, err)
-	}
-	return realPayload
-}
 
 // runCLI runs the command line in-process and returns stdout, stderr and the exit code.
 func runCLI(t testing.TB, args ...string) (string, string, int) {
@@ -34,28 +17,6 @@ func runCLI(t testing.TB, args ...string) (string, string, int) {
 	var out, errOut bytes.Buffer
 	code := run(context.Background(), args, IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
 	return out.String(), errOut.String(), code
-}
-
-// golden compares got with testdata/<test name>/<file>, rewriting it with -update.
-func golden(t *testing.T, file, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", filepath.FromSlash(t.Name()), file)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s differs (-want +got):\n%s", path, diff)
-	}
 }
 
 func TestGoldenEmbedded(t *testing.T) {
@@ -79,7 +40,7 @@ func TestGoldenEmbedded(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
-			golden(t, tc.file, out)
+			golden.AssertTestdata(t, tc.file, out)
 		})
 	}
 }
@@ -156,7 +117,7 @@ func TestValidateBrokenPayload(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("exit %d, want 1\n%s%s", code, out, errOut)
 	}
-	golden(t, "validate.txt", out)
+	golden.AssertTestdata(t, "validate.txt", out)
 	for _, want := range []string{
 		"release-manifests/0000_10_example_01_bad-yaml.yaml#1: error: yaml: line 13",
 		"release-manifests/0000_10_example_02_missing-kind.yaml#0: error: kind is required",
@@ -202,7 +163,7 @@ func TestDiffGolden(t *testing.T) {
 			if code != 1 {
 				t.Fatalf("exit %d, want 1 (differences)\n%s", code, errOut)
 			}
-			golden(t, "diff.txt", out)
+			golden.AssertTestdata(t, "diff.txt", out)
 		})
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/payload-apply/payload-apply/internal/golden"
 )
 
 // TestRenderNodeTuning renders PerformanceProfiles given as extra manifests:
@@ -24,7 +26,7 @@ func TestRenderNodeTuning(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
-			golden(t, "list.tsv", out)
+			golden.AssertTestdata(t, "list.tsv", out)
 		})
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/payload-apply/payload-apply/internal/golden"
 )
 
 const (
@@ -78,7 +80,7 @@ func TestRenderPlatformOperators(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, errOut)
 		}
-		golden(t, "list.tsv", strings.Join(pomLines(out), "\n")+"\n")
+		golden.AssertTestdata(t, "list.tsv", strings.Join(pomLines(out), "\n")+"\n")
 	})
 	t.Run("yaml-v1alpha1", func(t *testing.T) {
 		out, errOut, code := runCLI(t, append(args, "--bundle-deployment-shape", "v1alpha1")...)
@@ -91,7 +93,7 @@ func TestRenderPlatformOperators(t *testing.T) {
 				docs = append(docs, d)
 			}
 		}
-		golden(t, "bundledeployments.yaml", strings.Join(docs, "---\n"))
+		golden.AssertTestdata(t, "bundledeployments.yaml", strings.Join(docs, "---\n"))
 	})
 	t.Run("default feature set", func(t *testing.T) {
 		_, errOut, code := runCLI(t, "render", "--extra-manifests", poExtra, "--catalog", poCatalog)

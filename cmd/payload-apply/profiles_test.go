@@ -3,52 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/payload-apply/payload-apply/internal/golden"
 )
-
-// The -update flag rewrites golden files (never on failure). Another test
-// file of the package may define it too; the one defined first wins.
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite the golden files under testdata/ (never done on failure)")
-	}
-}
-
-// updating reports whether -update was given.
-func updating() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
-
-// golden compares got with testdata/<test name>/<name>, or rewrites that
-// file with -update. The test may have changed directory: the path is
-// resolved against the package directory.
-func checkGolden(t *testing.T, pkgDir, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join(pkgDir, "testdata", filepath.FromSlash(t.Name()), name)
-	if updating() {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./cmd/payload-apply -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s (-want +got):\n%s", path, diff)
-	}
-}
 
 // writeTree writes files (slash-separated paths) under dir.
 func writeTree(t *testing.T, dir string, files map[string]string) {
@@ -99,10 +60,6 @@ spec:
 }
 
 func TestProfilesCommand(t *testing.T) {
-	pkgDir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
 	tests := []struct {
 		name     string
 		args     []string
@@ -191,7 +148,7 @@ spec: {parent: hypershift, hypershift: false}
 			if !strings.Contains(errOut.String(), tc.wantErr) {
 				t.Errorf("stderr:\n%s\nwant it to contain %q", errOut.String(), tc.wantErr)
 			}
-			checkGolden(t, pkgDir, "stdout", out.Bytes())
+			golden.AssertTestdata(t, "stdout", out.Bytes())
 		})
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"sigs.k8s.io/yaml"
 
+	"github.com/payload-apply/payload-apply/internal/realpayload"
 	"github.com/payload-apply/payload-apply/payload"
 	"github.com/payload-apply/payload-apply/plan"
 )
@@ -117,7 +118,7 @@ func libraryGoSelection(t testing.TB, dir, profile, featureSet string) []string 
 // `render --list` on the real payload lists exactly what library-go keeps,
 // in an order whose run levels never go down.
 func TestRenderListMatchesLibraryGo(t *testing.T) {
-	dir := requireRealPayload(t)
+	dir := realpayload.Dir(t)
 	for profile := range referenceProfiles {
 		for _, fs := range referenceFeatureSets {
 			t.Run(profile+"/"+fs, func(t *testing.T) {
@@ -162,7 +163,7 @@ func TestRenderListMatchesLibraryGo(t *testing.T) {
 }
 
 func TestValidateRealPayload(t *testing.T) {
-	dir := requireRealPayload(t)
+	dir := realpayload.Dir(t)
 	out, errOut, code := runCLI(t, "validate", "--payload", dir)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)

@@ -2,7 +2,6 @@ package ingress_test
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,34 +9,10 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/google/go-cmp/cmp"
-
+	"github.com/payload-apply/payload-apply/internal/golden"
 	"github.com/payload-apply/payload-apply/lib/component"
 	"github.com/payload-apply/payload-apply/plan"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
-
-func golden(t *testing.T, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", filepath.FromSlash(t.Name())+".golden")
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s differs (-want +got):\n%s", path, diff)
-	}
-}
 
 // ingressView prints what the ingress component contributed to a plan: the
 // Ingress config and IngressController objects, the steps and the warnings.
@@ -87,7 +62,7 @@ func TestRenderClusterConfig(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, ingressView(t, p))
+			golden.Assert(t, filepath.Join("testdata", filepath.FromSlash(t.Name())+".golden"), ingressView(t, p))
 		})
 	}
 }

@@ -3,44 +3,17 @@ package nodetuning_test
 import (
 	"bytes"
 	"encoding/base64"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
 	"github.com/payload-apply/payload-apply/lib/manifest"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
-
-// golden compares got with testdata/<test name>/<file>, rewriting it only
-// with -update; a failure never writes it.
-func golden(t *testing.T, file, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", filepath.FromSlash(t.Name()), file)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s differs (-want +got):\n%s", path, diff)
-	}
-}
 
 // readManifests parses a file of testdata as an extra manifest would be
 // (File "extra/<name>").

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/payload-apply/payload-apply/components/nodetuning"
+	"github.com/payload-apply/payload-apply/internal/golden"
 	"github.com/payload-apply/payload-apply/lib/component"
 	"github.com/payload-apply/payload-apply/lib/manifest"
 	"github.com/payload-apply/payload-apply/plan"
@@ -38,8 +39,8 @@ func TestHostedGolden(t *testing.T) {
 				t.Fatalf("Add %d, Remove %d, Steps %d: want one step and nothing else", len(out.Add), len(out.Remove), len(out.Steps))
 			}
 			s := out.Steps[0]
-			golden(t, "step.txt", fmt.Sprintf("name: %s\nfile: %s\nafter: %v\n", s.Step.Name(), s.File, s.After))
-			golden(t, "preview.yaml", yamlStream(t, s.Preview))
+			golden.AssertTestdata(t, "step.txt", fmt.Sprintf("name: %s\nfile: %s\nafter: %v\n", s.Step.Name(), s.File, s.After))
+			golden.AssertTestdata(t, "preview.yaml", yamlStream(t, s.Preview))
 		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/payload-apply/payload-apply/components/nodetuning"
+	"github.com/payload-apply/payload-apply/internal/golden"
 	"github.com/payload-apply/payload-apply/lib/component"
 )
 
@@ -29,8 +30,8 @@ func TestRenderGolden(t *testing.T) {
 	for _, name := range []string{"manual", "minimal", "power"} {
 		t.Run(name, func(t *testing.T) {
 			out := renderStandalone(t, "testdata/profiles/"+name+".yaml")
-			golden(t, "objects.yaml", yamlStream(t, out.Add))
-			golden(t, "files.txt", ignitionFiles(t, out.Add))
+			golden.AssertTestdata(t, "objects.yaml", yamlStream(t, out.Add))
+			golden.AssertTestdata(t, "files.txt", ignitionFiles(t, out.Add))
 		})
 	}
 }

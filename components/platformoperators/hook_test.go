@@ -2,7 +2,6 @@ package platformoperators_test
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,34 +12,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/payload-apply/payload-apply/components/platformoperators"
+	"github.com/payload-apply/payload-apply/internal/golden"
 	"github.com/payload-apply/payload-apply/lib/component"
 	"github.com/payload-apply/payload-apply/lib/manifest"
 	"github.com/payload-apply/payload-apply/plan"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
-
-// golden compares got with testdata/<test name>/<file>, rewriting it with -update.
-func golden(t *testing.T, file, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", filepath.FromSlash(t.Name()), file)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s differs (-want +got):\n%s", path, diff)
-	}
-}
 
 // techPreview plans the embedded payload with TechPreviewNoUpgrade, the
 // given extra manifests and catalog (nil: none) and settings.
@@ -83,7 +59,7 @@ func TestRenderBundleDeployments(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, "bundledeployments.yaml", previews(t, p))
+			golden.AssertTestdata(t, "bundledeployments.yaml", previews(t, p))
 			if len(p.Findings) > 0 {
 				t.Errorf("findings: %v", p.Findings)
 			}

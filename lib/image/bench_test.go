@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/payload-apply/payload-apply/internal/realpayload"
 	"github.com/payload-apply/payload-apply/lib/image"
 )
 
@@ -15,7 +16,7 @@ import (
 func BenchmarkBuildRealPayload(b *testing.B) {
 	for _, format := range image.Formats {
 		b.Run(string(format), func(b *testing.B) {
-			src := os.DirFS(realPayload(b))
+			src := os.DirFS(realpayload.Dir(b))
 			out := filepath.Join(b.TempDir(), "image")
 			b.ReportAllocs()
 			for b.Loop() {
@@ -34,7 +35,7 @@ func BenchmarkBuildRealPayload(b *testing.B) {
 func BenchmarkLoadRealPayload(b *testing.B) {
 	for _, format := range image.Formats {
 		b.Run(string(format), func(b *testing.B) {
-			img, err := image.Build(os.DirFS(realPayload(b)), image.BuildOptions{Version: "4.22.0-0.snapshot-2026-08", Format: format})
+			img, err := image.Build(os.DirFS(realpayload.Dir(b)), image.BuildOptions{Version: "4.22.0-0.snapshot-2026-08", Format: format})
 			if err != nil {
 				b.Fatal(err)
 			}

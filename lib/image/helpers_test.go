@@ -115,16 +115,6 @@ func payloadFS() fstest.MapFS {
 	}
 }
 
-// realPayload is the shared real OpenShift payload, or a skip.
-func realPayload(t testing.TB) string {
-	t.Helper()
-	dir := filepath.Join("..", "..", "..", "shared", "testdata", "ocp-payload")
-	if _, err := os.Stat(filepath.Join(dir, "release-manifests")); err != nil {
-		t.Skipf("the real payload is not at %s (it comes with the shared docs): %v", dir, err)
-	}
-	return dir
-}
-
 // writeFile writes data to a new file under t's temp dir.
 func writeFile(t testing.TB, name string, data []byte) string {
 	t.Helper()

@@ -1,7 +1,6 @@
 package overlay_test
 
 import (
-	"flag"
 	"fmt"
 	"strings"
 	"testing"
@@ -13,11 +12,11 @@ import (
 
 	"github.com/payload-apply/payload-apply/lib/manifest"
 	"github.com/payload-apply/payload-apply/lib/overlay"
-)
 
-// update is accepted so that `go test ./... -update` (hack/update-golden.sh)
-// runs here too; this package has no golden files.
-var _ = flag.Bool("update", false, "rewrite golden files (none in this package)")
+	// No golden files here: the import only registers -update, so that
+	// go test -update over several packages accepts the flag here too.
+	_ "github.com/payload-apply/payload-apply/internal/golden"
+)
 
 // The objects every case starts from: two files of component "demo" at run
 // level 50 and one of "other" at 60.
