@@ -1,0 +1,298 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+
+	"github.com/payload-apply/payload-apply/lib/resourceapply"
+	"github.com/payload-apply/payload-apply/payload"
+	"github.com/payload-apply/payload-apply/plan"
+)
+
+func applyCommand() *command {
+	return &command{
+		name:  "apply",
+		short: "Bootstrap a cluster: apply the payload in order, then wait for it",
+		usage: "[--kubeconfig K] [--parallelism N] [--wait] [--timeout D] [--dry-run=server] [-o json] [selection flags]",
+		long: `Applies the objects the selection includes to the cluster, as the
+cluster-version operator does at install time:
+
+1. Stage: every CustomResourceDefinition and Namespace of the plan is applied
+   ahead of the graph, from the start, in a pool of its own (up to
+   --parallelism at once), and each CustomResourceDefinition is waited on
+   until Established. Payloads create custom resources at run levels before
+   their CRD (a FeatureGate at 05, its CRD at 10), and objects in namespaces
+   that a later run level creates; the CVO copes by applying everything in
+   parallel at install time, we by staging what other objects need: an object
+   whose CRD or namespace the stage creates waits for it (up to two minutes)
+   instead of failing. 'graph' and 'render --list' show the graph's own
+   order; staged objects keep their place in it (a node that reaches one
+   waits for it and takes its outcome; nothing is applied twice).
+2. The task graph ('payload-apply graph'): run levels in series, the
+   components of a run level in parallel (at most --parallelism nodes at
+   once), the files of a component serially. A failed object stops its
+   component's node and the nodes that require it; everything else goes on.
+   An object whose kind has no API on the server and no CRD in the payload
+   fails as "resource type missing" at once and stops nothing else.
+3. With --wait: every object applied is waited on until ready or --timeout:
+   ClusterOperators until Available=True, Degraded not True and every version
+   their manifest lists is reported with the same value (the reference
+   payload lists the placeholder 0.0.1-snapshot: that is what is waited for);
+   CustomResourceDefinitions until Established; Jobs until complete;
+   Deployments only for failure conditions (a bootstrap does not wait for a
+   rollout: the operator's ClusterOperator says when it works); anything else
+   by kstatus. Waiting names every object still pending and why.
+
+Objects are applied with server-side apply (field manager payload-apply,
+conflicts forced), one request per object, after reading the live object:
+an object already as the payload says is not written, so applying again
+makes no writes and changes no resourceVersion. Objects annotated
+release.openshift.io/create-only and ClusterOperators are created once and
+never updated; objects annotated release.openshift.io/delete are deleted.
+Transient failures (connection refused or reset, timeouts, 429, 5xx,
+conflicts) are retried with backoff for up to two minutes per request, so an
+API server restart is ridden out; an interrupted apply can simply be run
+again. Jobs are barriers and are waited on until complete.
+
+--dry-run=server sends every write as a server-side dry run: nothing
+changes. Objects in namespaces, or of kinds, that the same apply would
+create first are reported as skipped.
+
+Progress goes to stderr: a line per run level ("N of M done (P%)") and what
+is being waited on, with a progress bar when stderr is a terminal. With
+-o json, stdout gets one JSON object per line instead: "stage", "task"
+(file, doc, object, action, error, reason), "runLevel", "wait" and a final
+"summary" with the request counts.
+
+The profile is --profile, else the "profile" key of ConfigMap
+openshift-config/cluster-profile when the cluster has it, else the default.
+
+Exit codes: 0 everything applied (and ready, with --wait); 1 some object
+failed or was not ready in time (every failure on its own line on stderr),
+or the payload or cluster could not be read; 2 usage error.`,
+		flags: func(fs *pflag.FlagSet) runner {
+			o := &applyOptions{}
+			fs.IntVar(&o.parallelism, "parallelism", 32, "task graph nodes applied at once, and staged objects applied at once")
+			fs.BoolVar(&o.wait, "wait", false, "wait until the applied objects are ready (ClusterOperators available with their versions)")
+			fs.DurationVar(&o.timeout, "timeout", 30*time.Minute, "give up after this long (apply and wait together)")
+			fs.StringVar(&o.dryRun, "dry-run", "none", `"server": send every write as a server-side dry run; "none": apply`)
+			fs.StringVarP(&o.output, "output", "o", "text", `progress format: "text" on stderr, or "json" events on stdout`)
+			o.kube.addFlags(fs)
+			o.selection.addFlags(fs)
+			return o
+		},
+	}
+}
+
+type applyOptions struct {
+	selection   selectionFlags
+	kube        kubeFlags
+	parallelism int
+	wait        bool
+	timeout     time.Duration
+	dryRun      string
+	output      string
+
+	opts plan.Options
+	cfg  *rest.Config
+}
+
+func (o *applyOptions) Complete(ctx context.Context, args []string, s IOStreams) error {
+	if len(args) > 0 {
+		return usageErrorf("unexpected arguments: %v", args)
+	}
+	var err error
+	if o.opts, err = o.selection.options(); err != nil {
+		return err
+	}
+	o.cfg, err = o.kube.restConfig()
+	return err
+}
+
+func (o *applyOptions) Validate() error {
+	switch o.dryRun {
+	case "none", "server":
+	default:
+		return usageErrorf(`--dry-run %q: want "server" or "none"`, o.dryRun)
+	}
+	switch o.output {
+	case "text", "json":
+	default:
+		return usageErrorf(`--output %q: want "text" or "json"`, o.output)
+	}
+	if o.parallelism < 1 {
+		return usageErrorf("--parallelism %d: want at least 1", o.parallelism)
+	}
+	if o.timeout <= 0 {
+		return usageErrorf("--timeout %s: want a positive duration", o.timeout)
+	}
+	return nil
+}
+
+func (o *applyOptions) Run(ctx context.Context, s IOStreams) error {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	logger := klog.FromContext(ctx)
+
+	prog := newProgress(s, o.output == "json")
+	o.cfg.WarningHandler = prog
+	var requests requestCounter
+	requests.wrap(o.cfg)
+	mgr, err := resourceapply.NewManager(o.cfg, resourceapply.Options{})
+	if err != nil {
+		return err
+	}
+	if err := resolveClusterProfile(ctx, mgr, &o.opts, o.selection.fs.Changed("profile")); err != nil {
+		return err
+	}
+	p, err := plan.BuildContext(ctx, o.opts)
+	if err != nil {
+		return err
+	}
+	logPlan(ctx, p)
+	printFindings(s, p.Findings)
+	objs := make([]*unstructured.Unstructured, len(p.Objects))
+	for i, m := range p.Objects {
+		objs[i] = m.Obj
+	}
+	mgr.ExpectKinds(resourceapply.CRDKinds(objs)...)
+	mgr.ExpectNamespaces(resourceapply.Namespaces(objs)...)
+
+	prog.setTotal(len(p.Graph.Tasks))
+	applyOpts := resourceapply.DefaultApplyOptions()
+	applyOpts.DryRun = o.dryRun == "server"
+	a := &clusterApplier{mgr: mgr, opts: applyOpts, changes: make([]resourceapply.Change, len(p.Graph.Tasks)), progress: prog}
+	states, runErrs := payload.Run(ctx, p.Graph, a, payload.RunOptions{
+		Parallelism: o.parallelism,
+		Stage:       payload.StageCRDsAndNamespaces,
+		Isolated:    isolated,
+		Observe: func(e payload.Event) {
+			var change resourceapply.Change
+			if e.Task != nil {
+				change = a.change(e.Task)
+			}
+			prog.event(e, change)
+		},
+	})
+	logger.V(1).Info("Graph done", "nodes", payload.Summary(states))
+	errs := runErrs
+
+	if o.wait && !applyOpts.DryRun && ctx.Err() == nil {
+		var waitFor []*unstructured.Unstructured
+		for i, t := range p.Graph.Tasks {
+			switch a.changes[i].Action {
+			case resourceapply.Created, resourceapply.Configured, resourceapply.Unchanged, resourceapply.Skipped:
+				waitFor = append(waitFor, t.Manifest.Obj)
+			}
+		}
+		werr := mgr.Wait(ctx, waitFor, resourceapply.WaitOptions{
+			Interval: time.Second,
+			Progress: func(w resourceapply.WaitProgress) { prog.wait("applied objects", w) },
+		})
+		if werr != nil {
+			errs = append(errs, werr)
+		}
+	}
+
+	changes := &resourceapply.ChangeSet{}
+	for i := range p.Graph.Tasks {
+		if a.changes[i].Action != "" {
+			changes.Add(a.changes[i])
+		}
+	}
+	var lines []string
+	for _, e := range errs {
+		lines = append(lines, errorLines(e)...)
+	}
+	prog.summary(len(errs) == 0, time.Since(start), changes, requests.reads.Load(), requests.writes.Load(), lines)
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	return nil
+}
+
+// isolated reports failures that concern their object alone: its type or
+// its namespace does not exist, so nothing in the payload can depend on it.
+func isolated(err error) bool {
+	switch resourceapply.ReasonOf(err) {
+	case resourceapply.ReasonResourceTypeMissing, resourceapply.ReasonNamespaceMissing:
+		return true
+	}
+	return false
+}
+
+// resolveClusterProfile sets opts.Profile from the cluster's
+// openshift-config/cluster-profile ConfigMap unless --profile was given or
+// --cluster-config names a profile.
+func resolveClusterProfile(ctx context.Context, mgr *resourceapply.Manager, opts *plan.Options, flagSet bool) error {
+	if flagSet || (opts.ClusterConfig != nil && opts.ClusterConfig.Profile != "") {
+		return nil
+	}
+	profile, err := clusterProfile(ctx, mgr)
+	if err != nil {
+		return fmt.Errorf("reading the cluster's profile: %w", err)
+	}
+	opts.Profile = profile
+	return nil
+}
+
+// clusterApplier applies tasks with a resourceapply.Manager and keeps each
+// task's outcome.
+type clusterApplier struct {
+	mgr      *resourceapply.Manager
+	opts     resourceapply.ApplyOptions
+	progress *progress
+
+	mu      sync.Mutex
+	changes []resourceapply.Change // by Task.Index-1
+}
+
+var _ payload.Applier = &clusterApplier{}
+
+// Apply applies one object; a Job is then waited on until complete, since
+// it is a barrier.
+func (a *clusterApplier) Apply(ctx context.Context, t *payload.Task) error {
+	m := t.Manifest
+	change, err := a.mgr.Apply(ctx, m.Obj, a.opts)
+	if err == nil && payload.IsJob(m) && !a.opts.DryRun && change.Action != resourceapply.Deleted {
+		err = a.mgr.Wait(ctx, []*unstructured.Unstructured{m.Obj}, resourceapply.WaitOptions{
+			Interval: time.Second,
+			Progress: func(w resourceapply.WaitProgress) { a.progress.wait("job "+m.ID().String(), w) },
+		})
+		if err != nil {
+			change.Action = resourceapply.Failed
+		}
+	}
+	a.mu.Lock()
+	a.changes[t.Index-1] = change
+	a.mu.Unlock()
+	logger := klog.FromContext(ctx)
+	if err != nil {
+		logger.V(2).Info("Failed", "object", m.ID().String(), "file", m.Position(), "runLevel", levelOf(t), "reason", resourceapply.ReasonOf(err), "err", err)
+	} else {
+		logger.V(2).Info(string(change.Action), "object", m.ID().String(), "file", m.Position(), "runLevel", levelOf(t), "message", change.Message)
+	}
+	return err
+}
+
+func (a *clusterApplier) change(t *payload.Task) resourceapply.Change {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.changes[t.Index-1]
+}
+
+func levelOf(t *payload.Task) string {
+	if l, _, ok := payload.ParseFileName(t.Manifest.OriginalFilename); ok {
+		return levelName(l)
+	}
+	return "unordered"
+}
