@@ -61,6 +61,9 @@ type Manager struct {
 	// namespaces are namespaces seen to exist; true for those this
 	// Manager created (they started empty).
 	namespaces map[string]bool
+	// appliedInCreated are the objects applied in namespaces this Manager
+	// created, which it no longer assumes to be missing.
+	appliedInCreated map[manifest.ID]bool
 }
 
 // NewManager returns a Manager for the cluster cfg points at. It shares one
@@ -105,6 +108,7 @@ func New(client dynamic.Interface, mapper meta.ResettableRESTMapper, opts Option
 		dryRunKinds:        map[schema.GroupKind]bool{},
 		dryRunNamespaces:   map[string]bool{},
 		namespaces:         map[string]bool{},
+		appliedInCreated:   map[manifest.ID]bool{},
 	}
 }
 

@@ -99,10 +99,11 @@ func (m *Manager) Apply(ctx context.Context, obj *unstructured.Unstructured, opt
 	gk := obj.GroupVersionKind().GroupKind()
 	createOnly := obj.GetAnnotations()[manifest.CreateOnlyAnnotation] == "true" || gk == clusterOperatorGK
 
-	// An object in a namespace this Manager created cannot exist yet: no
-	// need to read it.
+	// An object in a namespace this Manager created cannot exist yet,
+	// unless this Manager applied it already: no need to read it.
 	var live *unstructured.Unstructured
-	if !m.createdNamespace(ns) {
+	readSkipped := !opts.DryRun && m.firstInCreatedNamespace(id)
+	if !readSkipped {
 		if live, err = m.get(ctx, ri, name, opts); err != nil {
 			return change, m.fail(ctx, id, "get", err)
 		}
@@ -155,6 +156,11 @@ func (m *Manager) Apply(ctx context.Context, obj *unstructured.Unstructured, opt
 			return m.failWrite(ctx, change, "apply", err, opts)
 		}
 		change.Action, current = Created, applied
+		if readSkipped && managedByOthers(applied, m.fieldManager) {
+			// A controller had made it already (a namespace's default
+			// ServiceAccount, say).
+			change.Action = Configured
+		}
 	default:
 		if ok, _ := InSync(required, live, m.fieldManager); ok {
 			change.Action = Unchanged
@@ -276,14 +282,30 @@ func (m *Manager) noteCreatedNamespace(ns string) {
 	m.mu.Unlock()
 }
 
-// createdNamespace reports whether this Manager created namespace ns.
-func (m *Manager) createdNamespace(ns string) bool {
-	if ns == "" {
+// firstInCreatedNamespace reports whether id is in a namespace this
+// Manager created and is applied for the first time by it.
+func (m *Manager) firstInCreatedNamespace(id manifest.ID) bool {
+	if id.Namespace == "" {
 		return false
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.namespaces[ns]
+	if !m.namespaces[id.Namespace] || m.appliedInCreated[id] {
+		return false
+	}
+	m.appliedInCreated[id] = true
+	return true
+}
+
+// managedByOthers reports whether a manager other than fieldManager has
+// fields in obj.
+func managedByOthers(obj *unstructured.Unstructured, fieldManager string) bool {
+	for _, e := range obj.GetManagedFields() {
+		if e.Manager != fieldManager {
+			return true
+		}
+	}
+	return false
 }
 
 func dryRun(opts ApplyOptions) []string {
