@@ -189,6 +189,9 @@ func (o *applyOptions) Run(ctx context.Context, s IOStreams) error {
 	if o.wait && !applyOpts.DryRun && ctx.Err() == nil {
 		var waitFor []*unstructured.Unstructured
 		for i, t := range p.Graph.Tasks {
+			if t.Manifest.IsDelete() {
+				continue
+			}
 			switch a.changes[i].Action {
 			case resourceapply.Created, resourceapply.Configured, resourceapply.Unchanged, resourceapply.Skipped:
 				waitFor = append(waitFor, t.Manifest.Obj)
