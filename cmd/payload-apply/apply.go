@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
 	"github.com/payload-apply/payload-apply/lib/resourceapply"
@@ -102,7 +101,6 @@ type applyOptions struct {
 	output      string
 
 	opts plan.Options
-	cfg  *rest.Config
 }
 
 func (o *applyOptions) Complete(ctx context.Context, args []string, s IOStreams) error {
@@ -110,10 +108,7 @@ func (o *applyOptions) Complete(ctx context.Context, args []string, s IOStreams)
 		return usageErrorf("unexpected arguments: %v", args)
 	}
 	var err error
-	if o.opts, err = o.selection.options(); err != nil {
-		return err
-	}
-	o.cfg, err = o.kube.restConfig()
+	o.opts, err = o.selection.options()
 	return err
 }
 
@@ -134,7 +129,7 @@ func (o *applyOptions) Validate() error {
 	if o.timeout <= 0 {
 		return usageErrorf("--timeout %s: want a positive duration", o.timeout)
 	}
-	return nil
+	return o.kube.validate()
 }
 
 func (o *applyOptions) Run(ctx context.Context, s IOStreams) error {
@@ -143,11 +138,15 @@ func (o *applyOptions) Run(ctx context.Context, s IOStreams) error {
 	defer cancel()
 	logger := klog.FromContext(ctx)
 
+	cfg, err := o.kube.restConfig()
+	if err != nil {
+		return err
+	}
 	prog := newProgress(s, o.output == "json")
-	o.cfg.WarningHandler = prog
+	cfg.WarningHandler = prog
 	var requests requestCounter
-	requests.wrap(o.cfg)
-	mgr, err := resourceapply.NewManager(o.cfg, resourceapply.Options{})
+	requests.wrap(cfg)
+	mgr, err := resourceapply.NewManager(cfg, resourceapply.Options{})
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
 	"sync/atomic"
 
@@ -45,6 +46,17 @@ func (k *kubeFlags) addFlags(fs *pflag.FlagSet) {
 	for _, hidden := range []string{"username", "password"} {
 		_ = fs.MarkHidden(hidden)
 	}
+}
+
+// validate checks that a kubeconfig named on the command line exists.
+func (k *kubeFlags) validate() error {
+	if k.rules.ExplicitPath == "" {
+		return nil
+	}
+	if _, err := os.Stat(k.rules.ExplicitPath); err != nil {
+		return usageErrorf("--kubeconfig: %v", err)
+	}
+	return nil
 }
 
 // restConfig loads the client configuration. TLS verification stays on

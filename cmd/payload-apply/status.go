@@ -10,7 +10,6 @@ import (
 	configv1 "github.com/openshift/api/config/v1"
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/rest"
 
 	"github.com/payload-apply/payload-apply/lib/resourceapply"
 	"github.com/payload-apply/payload-apply/plan"
@@ -59,7 +58,6 @@ type statusOptions struct {
 	output    string
 
 	opts plan.Options
-	cfg  *rest.Config
 }
 
 func (o *statusOptions) Complete(ctx context.Context, args []string, s IOStreams) error {
@@ -67,17 +65,14 @@ func (o *statusOptions) Complete(ctx context.Context, args []string, s IOStreams
 		return usageErrorf("unexpected arguments: %v", args)
 	}
 	var err error
-	if o.opts, err = o.selection.options(); err != nil {
-		return err
-	}
-	o.cfg, err = o.kube.restConfig()
+	o.opts, err = o.selection.options()
 	return err
 }
 
 func (o *statusOptions) Validate() error {
 	switch o.output {
 	case "text", "json":
-		return nil
+		return o.kube.validate()
 	}
 	return usageErrorf(`--output %q: want "text" or "json"`, o.output)
 }
@@ -103,7 +98,11 @@ type jsonOperator struct {
 }
 
 func (o *statusOptions) Run(ctx context.Context, s IOStreams) error {
-	mgr, err := resourceapply.NewManager(o.cfg, resourceapply.Options{})
+	cfg, err := o.kube.restConfig()
+	if err != nil {
+		return err
+	}
+	mgr, err := resourceapply.NewManager(cfg, resourceapply.Options{})
 	if err != nil {
 		return err
 	}
