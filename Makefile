@@ -36,6 +36,7 @@ verify:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	$(GO) run ./hack/benchratio -pkg ./plan -bench BenchmarkLoadSelectGraph -rounds 7 -benchtime 3x
+	$(GO) run ./hack/applybench -rounds 5
 
 # Short, bounded fuzzing of the parsers (seed corpora run in `make test` too).
 fuzz:

@@ -11,13 +11,17 @@
 // carrying the object, a classified Reason and the cause.
 //
 // Apply reads the live object first and writes only when the payload's
-// fields differ from it ("dry-run first, patch only on drift"), so applying
-// an unchanged payload again makes no write requests and leaves every
-// resourceVersion as it was. Transient failures (connection errors,
-// timeouts, 429 with Retry-After, 5xx, conflicts, and "no matches for kind"
-// while the kind's CustomResourceDefinition is expected) are retried with
-// backoff; permanent ones (invalid, forbidden, a resource type nothing
-// defines) fail at once.
+// fields differ from it or a field it owned left the payload (InSync), so
+// applying an unchanged payload again makes no write requests and leaves
+// every resourceVersion as it was; an object in a namespace the Manager
+// created is known to be new and is not read. Objects of built-in kinds are
+// seen through their Go types first, as the CVO decodes them (fields the
+// type lacks are dropped), and CRD schemas through JSONSchemaProps.
+// Transient failures (connection errors, timeouts, 429 with Retry-After,
+// 5xx, conflicts) are retried with backoff; an object whose kind or
+// namespace the apply creates (ExpectKinds, ExpectNamespaces) waits for it;
+// permanent failures (invalid, forbidden, a resource type or namespace
+// nothing creates) fail at once, without a write.
 //
 // The package imports client-go, apimachinery, openshift/api, cli-utils'
 // kstatus and lib/manifest (for object identities and annotation keys). It
