@@ -64,6 +64,9 @@ type Manager struct {
 	// appliedInCreated are the objects applied in namespaces this Manager
 	// created, which it no longer assumes to be missing.
 	appliedInCreated map[manifest.ID]bool
+	// createdKinds are kinds whose CustomResourceDefinition this Manager
+	// created.
+	createdKinds map[schema.GroupKind]bool
 }
 
 // NewManager returns a Manager for the cluster cfg points at. It shares one
@@ -109,6 +112,7 @@ func New(client dynamic.Interface, mapper meta.ResettableRESTMapper, opts Option
 		dryRunNamespaces:   map[string]bool{},
 		namespaces:         map[string]bool{},
 		appliedInCreated:   map[manifest.ID]bool{},
+		createdKinds:       map[schema.GroupKind]bool{},
 	}
 }
 

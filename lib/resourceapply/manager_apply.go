@@ -130,6 +130,16 @@ func (m *Manager) Apply(ctx context.Context, obj *unstructured.Unstructured, opt
 		if gk == clusterOperatorGK {
 			change.Message = "ClusterOperator exists: created once, never overwritten"
 		}
+	case createOnly && (readSkipped || m.createdKind(gk)):
+		// Nobody but this apply can have made it since the read: its
+		// namespace or its CustomResourceDefinition is this apply's own.
+		// Server-side apply creates it without the pause a POST gets
+		// right after a CRD becomes established.
+		created, err := m.createByApply(ctx, ri, required, opts)
+		if err != nil {
+			return m.failWrite(ctx, change, "create", err, opts)
+		}
+		change.Action, current = Created, created
 	case createOnly:
 		created, err := m.create(ctx, ri, required, opts)
 		if err != nil {
@@ -192,9 +202,33 @@ func (m *Manager) Apply(ctx context.Context, obj *unstructured.Unstructured, opt
 		}
 		if k, ok := crdKind(required); ok {
 			m.ExpectKinds(k)
+			if change.Action == Created {
+				m.noteCreatedKind(k)
+			}
 		}
 	}
 	return change, nil
+}
+
+// createByApply creates required with server-side apply, from its Go type
+// when the scheme knows the kind (as create does); a schema that requires
+// fields server-side apply cannot send (nulls) gets a POST instead.
+func (m *Manager) createByApply(ctx context.Context, ri dynamic.ResourceInterface, required *unstructured.Unstructured, opts ApplyOptions) (*unstructured.Unstructured, error) {
+	body := required
+	if rt, err := m.roundTrip(required); err != nil {
+		return nil, err
+	} else if rt != nil {
+		body = rt
+		body.SetNamespace(required.GetNamespace())
+		delete(body.Object, "status")
+	}
+	applied, err := m.serverSideApply(ctx, ri, body, opts)
+	if err != nil && Classify(err) == ReasonInvalid {
+		if created, cerr := m.create(ctx, ri, required, opts); cerr == nil && created != nil {
+			return created, nil
+		}
+	}
+	return applied, err
 }
 
 // create POSTs required, as its Go type encodes it when the scheme knows
@@ -295,6 +329,22 @@ func (m *Manager) firstInCreatedNamespace(id manifest.ID) bool {
 	}
 	m.appliedInCreated[id] = true
 	return true
+}
+
+// noteCreatedKind remembers a kind whose CustomResourceDefinition this
+// Manager created.
+func (m *Manager) noteCreatedKind(gk schema.GroupKind) {
+	m.mu.Lock()
+	m.createdKinds[gk] = true
+	m.mu.Unlock()
+}
+
+// createdKind reports whether this Manager created the
+// CustomResourceDefinition of gk.
+func (m *Manager) createdKind(gk schema.GroupKind) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.createdKinds[gk]
 }
 
 // managedByOthers reports whether a manager other than fieldManager has
