@@ -314,3 +314,42 @@ func (r *runner) nodeDone(n *TaskNode, _ NodeState) {
 func sortTaskErrors(errs []*TaskError) {
 	sort.Slice(errs, func(i, j int) bool { return errs[i].Task.Index < errs[j].Task.Index })
 }
+
+// Order says how Run orders the nodes of a graph.
+type Order string
+
+// The orders.
+const (
+	// OrderGraph keeps the graph's order: run levels in series,
+	// components in parallel, Jobs as barriers.
+	OrderGraph Order = "graph"
+	// OrderInstall is how the CVO orders an install: every component at
+	// once, a node waiting only for the nodes it requires (its
+	// component's earlier node, the node creating a CRD it needs, the Job
+	// before it). See InstallOrder.
+	OrderInstall Order = "install"
+)
+
+// InstallOrder returns g as the CVO runs it at install time, when nothing
+// runs yet that could mind the order: a node comes after the nodes it
+// requires (TaskNode.Requires: the same component's previous node, the node
+// that creates a CustomResourceDefinition its objects need, the last Job
+// before it, and for a Job everything before it), not after whole run
+// levels. Failure propagation is unchanged; so are the tasks and their
+// order within a node. g itself is not changed; the nodes are copies.
+func InstallOrder(g *TaskGraph) *TaskGraph {
+	out := &TaskGraph{Tasks: g.Tasks, Nodes: make([]*TaskNode, len(g.Nodes))}
+	for i, n := range g.Nodes {
+		c := *n
+		c.In = append([]int(nil), n.Requires...)
+		c.Requires = append([]int(nil), n.Requires...)
+		c.Out = nil
+		out.Nodes[i] = &c
+	}
+	for _, n := range out.Nodes {
+		for _, in := range n.In {
+			out.Nodes[in].Out = append(out.Nodes[in].Out, n.Index)
+		}
+	}
+	return out
+}

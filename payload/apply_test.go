@@ -376,3 +376,49 @@ func checkEvents(t *testing.T, g *TaskGraph, events []Event, stage bool) {
 		t.Errorf("stage events: %d started, %d done, want %d", stageStarted, stageDone, want)
 	}
 }
+
+func TestInstallOrder(t *testing.T) {
+	g := runGraph(t)
+	before := summarizeGraph(g)
+	ig := InstallOrder(g)
+	if diff := cmp.Diff(before, summarizeGraph(g)); diff != "" {
+		t.Errorf("InstallOrder changed its input (-before +after):\n%s", diff)
+	}
+	checkGraphInvariants(t, ig)
+	got := map[string][]int{}
+	for _, n := range ig.Nodes {
+		if diff := cmp.Diff(n.Requires, n.In); diff != "" && len(n.Requires)+len(n.In) > 0 {
+			t.Errorf("node %s: In %v, want its Requires %v", n.Label(), n.In, n.Requires)
+		}
+		got[n.Label()] = n.In
+	}
+	// Components start at once; a component waits for its earlier node,
+	// a custom resource for its CRD's node, everything after a Job for it.
+	want := map[string][]int{
+		"05/a": nil, "10/b": nil, "10/c": nil,
+		"20/b": {1}, "20/c": {2}, "20/d": nil,
+		"30/e/job Job.batch/job": {3, 4, 5},
+		"40/f": {6}, "40/g": {6}, "unordered": {6},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("In (-want +got):\n%s", diff)
+	}
+	r := newRecorder(map[string]error{"c1": errors.New("invalid")})
+	r.isStaged = StageCRDsAndNamespaces
+	opts := RunOptions{Parallelism: 4, Stage: StageCRDsAndNamespaces}
+	states, _ := Run(context.Background(), ig, r, opts)
+	checkRunInvariants(t, ig, r, opts)
+	for i, s := range states {
+		label := ig.Nodes[i].Label()
+		wantState := NodeSucceeded
+		switch label {
+		case "10/c":
+			wantState = NodeFailed
+		case "20/c", "30/e/job Job.batch/job", "40/f", "40/g", "unordered":
+			wantState = NodeSkipped
+		}
+		if s != wantState {
+			t.Errorf("%s: %s, want %s", label, s, wantState)
+		}
+	}
+}
