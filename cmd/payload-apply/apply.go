@@ -20,7 +20,7 @@ func applyCommand() *command {
 	return &command{
 		name:  "apply",
 		short: "Bootstrap a cluster: apply the payload in order, then wait for it",
-		usage: "[--kubeconfig K] [--parallelism N] [--wait] [--timeout D] [--dry-run=server] [-o json] [selection flags]",
+		usage: "[--kubeconfig K] [--parallelism N] [--order install|graph] [--wait] [--timeout D] [--dry-run=server] [-o json] [selection flags]",
 		long: `Applies the objects the selection includes to the cluster, as the
 cluster-version operator does at install time:
 
@@ -29,18 +29,23 @@ cluster-version operator does at install time:
    --parallelism at once), and each CustomResourceDefinition is waited on
    until Established. Payloads create custom resources at run levels before
    their CRD (a FeatureGate at 05, its CRD at 10), and objects in namespaces
-   that a later run level creates; the CVO copes by applying everything in
-   parallel at install time, we by staging what other objects need: an object
-   whose CRD or namespace the stage creates waits for it (up to two minutes)
+   that a later run level creates; the CVO copes by retrying every object
+   until it goes in, we by staging what other objects need: an object whose
+   CRD or namespace the stage creates waits for it (up to two minutes)
    instead of failing. 'graph' and 'render --list' show the graph's own
    order; staged objects keep their place in it (a node that reaches one
    waits for it and takes its outcome; nothing is applied twice).
-2. The task graph ('payload-apply graph'): run levels in series, the
-   components of a run level in parallel (at most --parallelism nodes at
-   once), the files of a component serially. A failed object stops its
+2. The task graph ('payload-apply graph'), each component's files serially,
+   at most --parallelism nodes at once. --order install (the default) runs
+   it as the CVO runs an install, when nothing is running that could mind
+   the order: every component at once, a node waiting only for the nodes it
+   requires (its component's earlier run level, the node creating a CRD it
+   needs, a Job before it). --order graph keeps run levels in series, as the
+   CVO updates a running cluster. Either way a failed object stops its
    component's node and the nodes that require it; everything else goes on.
-   An object whose kind has no API on the server and no CRD in the payload
-   fails as "resource type missing" at once and stops nothing else.
+   An object whose kind has no API on the server and no CRD in the payload,
+   or whose namespace nothing creates, fails at once as
+   "resource type missing" or "namespace missing" and stops nothing else.
 3. With --wait: every object applied is waited on until ready or --timeout:
    ClusterOperators until Available=True, Degraded not True and every version
    their manifest lists is reported with the same value (the reference
@@ -51,9 +56,10 @@ cluster-version operator does at install time:
    by kstatus. Waiting names every object still pending and why.
 
 Objects are applied with server-side apply (field manager payload-apply,
-conflicts forced), one request per object, after reading the live object:
-an object already as the payload says is not written, so applying again
-makes no writes and changes no resourceVersion. Objects annotated
+conflicts forced), one request per object, after reading the live object
+(not needed in a namespace this apply created): an object already as the
+payload says is not written, so applying again makes no writes and changes
+no resourceVersion. Objects annotated
 release.openshift.io/create-only and ClusterOperators are created once and
 never updated; objects annotated release.openshift.io/delete are deleted.
 Transient failures (connection refused or reset, timeouts, 429, 5xx,
@@ -84,6 +90,7 @@ or the payload or cluster could not be read; 2 usage error.`,
 			fs.DurationVar(&o.timeout, "timeout", 30*time.Minute, "give up after this long (apply and wait together)")
 			fs.StringVar(&o.dryRun, "dry-run", "none", `"server": send every write as a server-side dry run; "none": apply`)
 			fs.StringVarP(&o.output, "output", "o", "text", `progress format: "text" on stderr, or "json" events on stdout`)
+			fs.StringVar(&o.order, "order", string(payload.OrderInstall), `"install": a node waits only for the nodes it requires, as the CVO installs; "graph": run levels in series`)
 			o.kube.addFlags(fs)
 			o.selection.addFlags(fs)
 			return o
@@ -99,6 +106,7 @@ type applyOptions struct {
 	timeout     time.Duration
 	dryRun      string
 	output      string
+	order       string
 
 	opts plan.Options
 }
@@ -122,6 +130,11 @@ func (o *applyOptions) Validate() error {
 	case "text", "json":
 	default:
 		return usageErrorf(`--output %q: want "text" or "json"`, o.output)
+	}
+	switch payload.Order(o.order) {
+	case payload.OrderInstall, payload.OrderGraph:
+	default:
+		return usageErrorf(`--order %q: want "install" or "graph"`, o.order)
 	}
 	if o.parallelism < 1 {
 		return usageErrorf("--parallelism %d: want at least 1", o.parallelism)
@@ -170,7 +183,11 @@ func (o *applyOptions) Run(ctx context.Context, s IOStreams) error {
 	applyOpts := resourceapply.DefaultApplyOptions()
 	applyOpts.DryRun = o.dryRun == "server"
 	a := &clusterApplier{mgr: mgr, opts: applyOpts, changes: make([]resourceapply.Change, len(p.Graph.Tasks)), progress: prog}
-	states, runErrs := payload.Run(ctx, p.Graph, a, payload.RunOptions{
+	graph := p.Graph
+	if o.order == string(payload.OrderInstall) {
+		graph = payload.InstallOrder(graph)
+	}
+	states, runErrs := payload.Run(ctx, graph, a, payload.RunOptions{
 		Parallelism: o.parallelism,
 		Stage:       payload.StageCRDsAndNamespaces,
 		Isolated:    isolated,

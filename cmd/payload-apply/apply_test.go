@@ -140,3 +140,10 @@ func TestProgressJSON(t *testing.T) {
 		t.Errorf("stderr: %q", errOut.String())
 	}
 }
+
+func TestApplyOrderFlag(t *testing.T) {
+	_, errOut, code := runCLI(t, "apply", "--order", "random")
+	if code != exitUsage || !strings.Contains(errOut, `--order "random": want "install" or "graph"`) {
+		t.Errorf("exit %d: %s", code, errOut)
+	}
+}

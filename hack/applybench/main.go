@@ -2,9 +2,11 @@
 // server takes, four ways, on one machine in one session:
 //
 //   - cli: `payload-apply apply --payload DIR` (the binary, end to end:
-//     parse, select, stage, graph);
+//     parse, select, stage, graph in install order, the default);
+//   - cli-graph: the same with --order graph (run levels in series);
 //   - engine: the same engine in-process with the plan already built
-//     (payload.Run with a resourceapply.Manager, as the command wires it);
+//     (payload.Run over payload.InstallOrder with a resourceapply.Manager,
+//     as the command wires it);
 //   - kubectl: what a person would script: `kubectl apply --server-side
 //     --force-conflicts` of every CustomResourceDefinition and Namespace,
 //     `kubectl wait --for condition=established crd --all`, then one
@@ -60,7 +62,7 @@ import (
 func main() {
 	payloadDir := flag.String("payload", "../shared/testdata/ocp-payload", "payload directory")
 	rounds := flag.Int("rounds", 5, "alternating rounds")
-	only := flag.String("only", "cli,engine,kubectl,raw", "contenders to run, comma separated")
+	only := flag.String("only", "cli,cli-graph,engine,kubectl,raw", "contenders to run, comma separated")
 	parallelism := flag.Int("parallelism", 0, "--parallelism for cli and engine (0: the command's default)")
 	flag.Parse()
 	if _, err := os.Stat(filepath.Join(*payloadDir, "release-manifests")); err != nil {
@@ -137,7 +139,9 @@ func run(payloadDir string, rounds int, contenders []string, parallelism int) er
 		}
 	}
 	ratio("kubectl", "cli")
+	ratio("kubectl", "cli-graph")
 	ratio("cli", "raw")
+	ratio("cli-graph", "raw")
 	ratio("engine", "raw")
 	return nil
 }
@@ -152,7 +156,9 @@ func (b *bench) once(ctx context.Context, c string) (time.Duration, error) {
 	start := time.Now()
 	switch c {
 	case "cli":
-		err = b.runCLI(ctx, s)
+		err = b.runCLI(ctx, s, "install")
+	case "cli-graph":
+		err = b.runCLI(ctx, s, "graph")
 	case "engine":
 		err = b.runEngine(ctx, s)
 	case "kubectl":
@@ -165,8 +171,8 @@ func (b *bench) once(ctx context.Context, c string) (time.Duration, error) {
 	return time.Since(start), err
 }
 
-func (b *bench) runCLI(ctx context.Context, s *apiserver.Server) error {
-	args := []string{"apply", "--kubeconfig", s.Kubeconfig, "--payload", b.payloadDir, "-o", "json"}
+func (b *bench) runCLI(ctx context.Context, s *apiserver.Server, order string) error {
+	args := []string{"apply", "--kubeconfig", s.Kubeconfig, "--payload", b.payloadDir, "-o", "json", "--order", order}
 	if b.parallelism > 0 {
 		args = append(args, fmt.Sprintf("--parallelism=%d", b.parallelism))
 	}
@@ -205,7 +211,7 @@ func (b *bench) runEngine(ctx context.Context, s *apiserver.Server) error {
 	if par == 0 {
 		par = 32
 	}
-	payload.Run(ctx, b.plan.Graph, payload.ApplierFunc(func(ctx context.Context, t *payload.Task) error {
+	payload.Run(ctx, payload.InstallOrder(b.plan.Graph), payload.ApplierFunc(func(ctx context.Context, t *payload.Task) error {
 		_, err := mgr.Apply(ctx, t.Manifest.Obj, opts)
 		return err
 	}), payload.RunOptions{
