@@ -398,7 +398,7 @@ func TestInstallOrder(t *testing.T) {
 		"05/a": nil, "10/b": nil, "10/c": nil,
 		"20/b": {1}, "20/c": {2}, "20/d": nil,
 		"30/e/job Job.batch/job": {3, 4, 5},
-		"40/f": {6}, "40/g": {6}, "unordered": {6},
+		"40/f":                   {6}, "40/g": {6}, "unordered": {6},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("In (-want +got):\n%s", diff)
