@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"sync"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/klog/v2"
 
+	"github.com/payload-apply/payload-apply/lib/manifest"
 	"github.com/payload-apply/payload-apply/lib/resourceapply"
 	"github.com/payload-apply/payload-apply/payload"
 	"github.com/payload-apply/payload-apply/plan"
@@ -71,11 +73,13 @@ again. Jobs are barriers and are waited on until complete.
 changes. Objects in namespaces, or of kinds, that the same apply would
 create first are reported as skipped.
 
-Progress goes to stderr: a line per run level ("N of M done (P%)") and what
-is being waited on, with a progress bar when stderr is a terminal. With
--o json, stdout gets one JSON object per line instead: "stage", "task"
-(file, doc, object, action, error, reason), "runLevel", "wait" and a final
-"summary" with the request counts.
+Progress goes to stderr: a line per run level ("N of M done (P%)"), every
+5 s the objects that have taken longer than that and what each waits for (a
+CRD, a namespace, a retry), and with --wait what is not ready yet and why;
+a progress bar when stderr is a terminal. With -o json, stdout gets one JSON
+object per line instead: "stage", "task" (file, doc, object, action, error,
+reason), "runLevel", "slow", "wait", "warning" and a final "summary" with
+the request counts.
 
 The profile is --profile, else the "profile" key of ConfigMap
 openshift-config/cluster-profile when the cluster has it, else the default.
@@ -182,7 +186,25 @@ func (o *applyOptions) Run(ctx context.Context, s IOStreams) error {
 	prog.setTotal(len(p.Graph.Tasks))
 	applyOpts := resourceapply.DefaultApplyOptions()
 	applyOpts.DryRun = o.dryRun == "server"
-	a := &clusterApplier{mgr: mgr, opts: applyOpts, changes: make([]resourceapply.Change, len(p.Graph.Tasks)), progress: prog}
+	a := &clusterApplier{mgr: mgr, opts: applyOpts, changes: make([]resourceapply.Change, len(p.Graph.Tasks)), progress: prog,
+		inFlight: map[int]*flight{}}
+	// Say which objects take long, and what they wait for.
+	stopTicker := make(chan struct{})
+	var ticker sync.WaitGroup
+	ticker.Go(func() {
+		t := time.NewTicker(slowReport)
+		defer t.Stop()
+		for {
+			select {
+			case <-stopTicker:
+				return
+			case now := <-t.C:
+				if slow := a.slow(now, slowReport); len(slow) > 0 {
+					prog.slow(slow)
+				}
+			}
+		}
+	})
 	graph := p.Graph
 	if o.order == string(payload.OrderInstall) {
 		graph = payload.InstallOrder(graph)
@@ -199,6 +221,8 @@ func (o *applyOptions) Run(ctx context.Context, s IOStreams) error {
 			prog.event(e, change)
 		},
 	})
+	close(stopTicker)
+	ticker.Wait()
 	logger.V(1).Info("Graph done", "nodes", payload.Summary(states))
 	errs := runErrs
 
@@ -239,6 +263,10 @@ func (o *applyOptions) Run(ctx context.Context, s IOStreams) error {
 	return nil
 }
 
+// slowReport is how long an object may take before progress names it, and
+// how often it does.
+const slowReport = 5 * time.Second
+
 // isolated reports failures that concern their object alone: its type or
 // its namespace does not exist, so nothing in the payload can depend on it.
 func isolated(err error) bool {
@@ -273,6 +301,34 @@ type clusterApplier struct {
 
 	mu      sync.Mutex
 	changes []resourceapply.Change // by Task.Index-1
+	// inFlight are the tasks being applied, by Task.Index.
+	inFlight map[int]*flight
+}
+
+// flight is a task being applied: since when, and what it waits for.
+type flight struct {
+	task  *payload.Task
+	start time.Time
+	why   string
+}
+
+// slow returns the tasks in flight for longer than d, oldest first.
+func (a *clusterApplier) slow(now time.Time, d time.Duration) []resourceapply.Pending {
+	a.mu.Lock()
+	var fs []*flight
+	for _, f := range a.inFlight {
+		if now.Sub(f.start) > d {
+			fs = append(fs, f)
+		}
+	}
+	a.mu.Unlock()
+	sort.Slice(fs, func(i, j int) bool { return fs[i].start.Before(fs[j].start) })
+	out := make([]resourceapply.Pending, len(fs))
+	for i, f := range fs {
+		out[i] = resourceapply.Pending{Object: f.task.Manifest.ID(),
+			Message: fmt.Sprintf("%s (%s)", f.why, now.Sub(f.start).Round(time.Second))}
+	}
+	return out
 }
 
 var _ payload.Applier = &clusterApplier{}
@@ -281,7 +337,22 @@ var _ payload.Applier = &clusterApplier{}
 // it is a barrier.
 func (a *clusterApplier) Apply(ctx context.Context, t *payload.Task) error {
 	m := t.Manifest
-	change, err := a.mgr.Apply(ctx, m.Obj, a.opts)
+	f := &flight{task: t, start: time.Now(), why: "applying"}
+	a.mu.Lock()
+	a.inFlight[t.Index] = f
+	a.mu.Unlock()
+	defer func() {
+		a.mu.Lock()
+		delete(a.inFlight, t.Index)
+		a.mu.Unlock()
+	}()
+	opts := a.opts
+	opts.OnWait = func(_ manifest.ID, why string) {
+		a.mu.Lock()
+		f.why = why
+		a.mu.Unlock()
+	}
+	change, err := a.mgr.Apply(ctx, m.Obj, opts)
 	if err == nil && payload.IsJob(m) && !a.opts.DryRun && change.Action != resourceapply.Deleted {
 		err = a.mgr.Wait(ctx, []*unstructured.Unstructured{m.Obj}, resourceapply.WaitOptions{
 			Interval: time.Second,

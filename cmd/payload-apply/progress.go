@@ -269,6 +269,31 @@ func (p *progress) wait(what string, w resourceapply.WaitProgress) {
 	p.line("%s", text)
 }
 
+// slow reports the objects that have been in flight for a while, and what
+// each waits for.
+func (p *progress) slow(objs []resourceapply.Pending) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.json != nil {
+		je := jsonEvent{Event: "slow", Total: len(objs)}
+		for _, pe := range objs {
+			je.Pending = append(je.Pending, jsonPending{Object: pe.Object.String(), Message: pe.Message})
+		}
+		p.emit(je)
+		return
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "applying: %d objects for more than %s", len(objs), slowReport)
+	for i, pe := range objs {
+		if i == maxPendingShown {
+			fmt.Fprintf(&b, "\n  ... and %d more", len(objs)-maxPendingShown)
+			break
+		}
+		fmt.Fprintf(&b, "\n  %s", pe)
+	}
+	p.line("%s", b.String())
+}
+
 // summary reports the end of the apply.
 func (p *progress) summary(ok bool, elapsed time.Duration, changes *resourceapply.ChangeSet, reads, writes int64, errs []string) {
 	p.mu.Lock()

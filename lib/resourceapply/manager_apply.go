@@ -39,6 +39,12 @@ type ApplyOptions struct {
 	// EstablishTimeout bounds the wait for an applied
 	// CustomResourceDefinition to become Established.
 	EstablishTimeout time.Duration
+	// OnWait, when set, is told when Apply starts waiting for something,
+	// and what: a kind or namespace the apply creates, a
+	// CustomResourceDefinition to become Established, a retry after a
+	// transient failure. It is called from the goroutine calling Apply, at
+	// most once per object and reason.
+	OnWait func(object manifest.ID, why string)
 }
 
 // DefaultApplyOptions force conflicts, retry transient failures for two
@@ -73,6 +79,7 @@ func (m *Manager) Apply(ctx context.Context, obj *unstructured.Unstructured, opt
 		return m.Delete(ctx, obj, opts)
 	}
 	id := IDOf(obj)
+	ctx = withWaitNote(ctx, id, opts.OnWait)
 	change := Change{Object: id, DryRun: opts.DryRun, Action: Failed}
 	mapping, skip, err := m.mapFor(ctx, obj, opts)
 	if err != nil {
@@ -274,6 +281,9 @@ func (m *Manager) waitNamespace(ctx context.Context, id manifest.ID, ns string, 
 		case opts.DryRun && m.dryRunCreatedNamespace(ns):
 			return fmt.Sprintf("dry run: namespace %s would be created by this apply", ns), nil
 		}
+		if m.isExpectedNamespace(ns) {
+			noteWait(ctx, "waiting for namespace "+ns)
+		}
 		if !m.isExpectedNamespace(ns) || !b.wait(ctx, nil) {
 			if ctx.Err() != nil {
 				return "", m.fail(ctx, id, "apply", ctx.Err())
@@ -442,6 +452,7 @@ func (m *Manager) mapFor(ctx context.Context, obj *unstructured.Unstructured, op
 		if m.isExpected(gk) {
 			// Its CustomResourceDefinition is part of the apply (in a dry
 			// run: it will be dry-run created); wait for it.
+			noteWait(ctx, "waiting for its CustomResourceDefinition: no API for "+what+" yet")
 			if typeWait.wait(ctx, err) {
 				if !opts.DryRun {
 					m.refresh()
@@ -506,6 +517,7 @@ func (m *Manager) waitEstablished(ctx context.Context, ri dynamic.ResourceInterf
 			return err
 		}
 	}
+	noteWait(ctx, "waiting for Established")
 	b := newBackoff(RetryOptions{Timeout: opts.EstablishTimeout, InitialBackoff: 50 * time.Millisecond, MaxBackoff: time.Second})
 	for {
 		// A watch without resourceVersion starts with the object as it

@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
+	"github.com/payload-apply/payload-apply/lib/manifest"
 	"github.com/payload-apply/payload-apply/test/apiserver"
 )
 
@@ -249,8 +250,11 @@ func TestApplyCustomResources(t *testing.T) {
 	t.Run("an expected kind waits for its CRD", func(t *testing.T) {
 		e.mgr.ExpectKinds(schema.GroupKind{Group: group + ".example.com", Kind: "Widget"})
 		done := make(chan error, 1)
+		var waits []string
 		go func() {
-			c, err := e.mgr.Apply(context.Background(), parse(t, strings.ReplaceAll(cr, "NS", e.ns)), DefaultApplyOptions())
+			opts := DefaultApplyOptions()
+			opts.OnWait = func(id manifest.ID, why string) { waits = append(waits, id.String()+": "+why) }
+			c, err := e.mgr.Apply(context.Background(), parse(t, strings.ReplaceAll(cr, "NS", e.ns)), opts)
 			if err == nil && c.Action != Created {
 				err = fmt.Errorf("action %s", c.Action)
 			}
@@ -260,6 +264,12 @@ func TestApplyCustomResources(t *testing.T) {
 		mustAction(t, c, err, Created)
 		if err := <-done; err != nil {
 			t.Fatalf("custom resource: %v", err)
+		}
+		// The custom resource usually asks before its CRD is there.
+		for _, w := range waits {
+			if w != "Widget."+group+".example.com/"+e.ns+"/w: waiting for its CustomResourceDefinition: no API for Widget in "+group+".example.com/v1 yet" {
+				t.Errorf("OnWait: %q", w)
+			}
 		}
 		crdObj := e.get(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}, "", "widgets."+group+".example.com")
 		if r := Check(nil, crdObj); !r.Ready {

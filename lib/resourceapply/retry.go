@@ -74,7 +74,11 @@ func retry(ctx context.Context, opts RetryOptions, fn func() error) error {
 	b := newBackoff(opts)
 	for {
 		err := fn()
-		if err == nil || !retryable(err) || !b.wait(ctx, err) {
+		if err == nil || !retryable(err) {
+			return err
+		}
+		noteWait(ctx, "retrying: "+Classify(err).Text())
+		if !b.wait(ctx, err) {
 			return err
 		}
 	}
