@@ -316,6 +316,17 @@ func TestApplyAcrossAPIServerRestart(t *testing.T) {
 		t.Fatal("the apply finished before kube-apiserver could be killed")
 	}
 	t.Logf("killed kube-apiserver after %d of %d tasks", killedAt, len(objs))
+	waits := map[string]bool{}
+	for _, e := range events {
+		if e.Event == "slow" {
+			for _, p := range e.Pending {
+				if i := strings.LastIndex(p.Message, " ("); i > 0 {
+					waits[p.Message[:i]] = true
+				}
+			}
+		}
+	}
+	t.Logf("what slow objects waited for: %v", waits)
 	if code != 1 {
 		t.Errorf("exit %d, want 1 as uninterrupted:\n%s", code, bg.stderr.String())
 	}
