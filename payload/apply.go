@@ -321,7 +321,7 @@ type Order string
 // The orders.
 const (
 	// OrderGraph keeps the graph's order: run levels in series,
-	// components in parallel, Jobs as barriers.
+	// components in parallel, Jobs as barriers. It is apply's default.
 	OrderGraph Order = "graph"
 	// OrderInstall is how the CVO orders an install: every component at
 	// once, a node waiting only for the nodes it requires (its

@@ -38,13 +38,14 @@ cluster-version operator does at install time:
    order; staged objects keep their place in it (a node that reaches one
    waits for it and takes its outcome; nothing is applied twice).
 2. The task graph ('payload-apply graph'), each component's files serially,
-   at most --parallelism nodes at once. --order install (the default) runs
-   it as the CVO runs an install, when nothing is running that could mind
-   the order: every component at once, a node waiting only for the nodes it
-   requires (its component's earlier run level, the node creating a CRD it
-   needs, a Job before it). --order graph keeps run levels in series, as the
-   CVO updates a running cluster. Either way a failed object stops its
-   component's node and the nodes that require it; everything else goes on.
+   at most --parallelism nodes at once: with --order graph (the default)
+   run levels in series, components of a run level in parallel, Jobs as
+   barriers. --order install runs it as the CVO runs an install, when
+   nothing is running that could mind the order: every component at once, a
+   node waiting only for the nodes it requires (its component's earlier run
+   level, the node creating a CRD it needs, a Job before it). Either way a
+   failed object stops its component's node and the nodes that require it;
+   everything else goes on.
    An object whose kind has no API on the server and no CRD in the payload,
    or whose namespace nothing creates, fails at once as
    "resource type missing" or "namespace missing" and stops nothing else.
@@ -94,7 +95,7 @@ or the payload or cluster could not be read; 2 usage error.`,
 			fs.DurationVar(&o.timeout, "timeout", 30*time.Minute, "give up after this long (apply and wait together)")
 			fs.StringVar(&o.dryRun, "dry-run", "none", `"server": send every write as a server-side dry run; "none": apply`)
 			fs.StringVarP(&o.output, "output", "o", "text", `progress format: "text" on stderr, or "json" events on stdout`)
-			fs.StringVar(&o.order, "order", string(payload.OrderInstall), `"install": a node waits only for the nodes it requires, as the CVO installs; "graph": run levels in series`)
+			fs.StringVar(&o.order, "order", string(payload.OrderGraph), `"graph": run levels in series, as 'payload-apply graph' shows; "install": a node waits only for the nodes it requires, as the CVO installs`)
 			o.kube.addFlags(fs)
 			o.selection.addFlags(fs)
 			return o

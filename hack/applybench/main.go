@@ -2,11 +2,10 @@
 // server takes, four ways, on one machine in one session:
 //
 //   - cli: `payload-apply apply --payload DIR` (the binary, end to end:
-//     parse, select, stage, graph in install order, the default);
-//   - cli-graph: the same with --order graph (run levels in series);
+//     parse, select, stage, graph with run levels in series, the default);
+//   - cli-install: the same with --order install (the CVO's install order);
 //   - engine: the same engine in-process with the plan already built
-//     (payload.Run over payload.InstallOrder with a resourceapply.Manager,
-//     as the command wires it);
+//     (payload.Run with a resourceapply.Manager, as the command wires it);
 //   - kubectl: what a person would script: `kubectl apply --server-side
 //     --force-conflicts` of every CustomResourceDefinition and Namespace,
 //     `kubectl wait --for condition=established crd --all`, then one
@@ -62,7 +61,7 @@ import (
 func main() {
 	payloadDir := flag.String("payload", "../shared/testdata/ocp-payload", "payload directory")
 	rounds := flag.Int("rounds", 5, "alternating rounds")
-	only := flag.String("only", "cli,cli-graph,engine,kubectl,raw", "contenders to run, comma separated")
+	only := flag.String("only", "cli,cli-install,engine,kubectl,raw", "contenders to run, comma separated")
 	parallelism := flag.Int("parallelism", 0, "--parallelism for cli and engine (0: the command's default)")
 	flag.Parse()
 	if _, err := os.Stat(filepath.Join(*payloadDir, "release-manifests")); err != nil {
@@ -139,9 +138,9 @@ func run(payloadDir string, rounds int, contenders []string, parallelism int) er
 		}
 	}
 	ratio("kubectl", "cli")
-	ratio("kubectl", "cli-graph")
+	ratio("kubectl", "cli-install")
 	ratio("cli", "raw")
-	ratio("cli-graph", "raw")
+	ratio("cli-install", "raw")
 	ratio("engine", "raw")
 	return nil
 }
@@ -156,9 +155,9 @@ func (b *bench) once(ctx context.Context, c string) (time.Duration, error) {
 	start := time.Now()
 	switch c {
 	case "cli":
-		err = b.runCLI(ctx, s, "install")
-	case "cli-graph":
 		err = b.runCLI(ctx, s, "graph")
+	case "cli-install":
+		err = b.runCLI(ctx, s, "install")
 	case "engine":
 		err = b.runEngine(ctx, s)
 	case "kubectl":
@@ -211,7 +210,7 @@ func (b *bench) runEngine(ctx context.Context, s *apiserver.Server) error {
 	if par == 0 {
 		par = 32
 	}
-	payload.Run(ctx, payload.InstallOrder(b.plan.Graph), payload.ApplierFunc(func(ctx context.Context, t *payload.Task) error {
+	payload.Run(ctx, b.plan.Graph, payload.ApplierFunc(func(ctx context.Context, t *payload.Task) error {
 		_, err := mgr.Apply(ctx, t.Manifest.Obj, opts)
 		return err
 	}), payload.RunOptions{
