@@ -19,8 +19,13 @@ test-deps: test-apiserver
 
 # Unit and end-to-end tests. The e2e tests start kube-apiserver and etcd on
 # 127.0.0.1; with CI=true a missing server or tool fails instead of skipping.
+# Everything runs once; the packages that run work concurrently (the graph
+# runner, the apply engine, parsing, overlays) run again under the race
+# detector, which would make the real-payload CLI tests five times slower.
+RACE_PKGS := ./payload/... ./lib/... ./plan/... ./components/...
 test: test-deps
-	$(GO) test -race -tags e2e -timeout 30m ./...
+	$(GO) test -tags e2e -timeout 30m ./...
+	$(GO) test -race -tags e2e -timeout 30m $(RACE_PKGS)
 
 unit:
 	$(GO) test -race ./...
@@ -41,6 +46,7 @@ verify:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	$(GO) run ./hack/benchratio -pkg ./plan -bench BenchmarkLoadSelectGraph -rounds 7 -benchtime 3x
+	$(GO) run ./hack/applybench -rounds 5
 
 # Short, bounded fuzzing of the parsers (seed corpora run in `make test` too).
 fuzz:

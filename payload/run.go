@@ -72,6 +72,13 @@ type NodeFunc func(ctx context.Context, node *TaskNode) error
 // states are indexed like g.Nodes. Among ready nodes the lowest index starts
 // first, so a run with parallelism 1 follows g.Nodes order.
 func RunGraph(ctx context.Context, g *TaskGraph, parallelism int, fn NodeFunc) ([]NodeState, []error) {
+	return RunGraphNotify(ctx, g, parallelism, fn, nil)
+}
+
+// RunGraphNotify is RunGraph that also calls done, when not nil, as each
+// node finishes: after fn returns, or when the node is skipped. The calls
+// come one at a time, from the goroutine that called RunGraphNotify.
+func RunGraphNotify(ctx context.Context, g *TaskGraph, parallelism int, fn NodeFunc, done func(node *TaskNode, state NodeState)) ([]NodeState, []error) {
 	if parallelism < 1 {
 		parallelism = 1
 	}
@@ -110,6 +117,9 @@ func RunGraph(ctx context.Context, g *TaskGraph, parallelism int, fn NodeFunc) (
 			if because := failedRequirement(g, states, out); because >= 0 {
 				states[out] = NodeSkipped
 				errs[out] = &SkippedError{Node: g.Nodes[out], Because: g.Nodes[because]}
+				if done != nil {
+					done(g.Nodes[out], NodeSkipped)
+				}
 				finish(out)
 				continue
 			}
@@ -140,6 +150,9 @@ func RunGraph(ctx context.Context, g *TaskGraph, parallelism int, fn NodeFunc) (
 			errs[r.index] = &NodeError{Node: g.Nodes[r.index], Err: r.err}
 		} else {
 			states[r.index] = NodeSucceeded
+		}
+		if done != nil {
+			done(g.Nodes[r.index], states[r.index])
 		}
 		finish(r.index)
 	}

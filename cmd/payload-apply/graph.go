@@ -24,6 +24,10 @@ that must succeed (the same component's previous node, the node creating a
 CRD the node needs, a Job before it): a failed node stops only the nodes that
 require it.
 
+'apply' applies every CustomResourceDefinition and Namespace in a stage
+ahead of this graph (see 'payload-apply help apply'); they keep their place
+here, and a node that reaches one waits for it.
+
 --format dot prints Graphviz (dashed red edges are requirements that are not
 ordering edges); --format json prints {"tasks": N, "nodes": [...]}.
 

@@ -73,7 +73,7 @@ func (e *exitError) Error() string {
 func (e *exitError) Unwrap() error { return e.Err }
 
 func commands() []*command {
-	cmds := []*command{buildCommand(), diffCommand(), graphCommand(), profilesCommand(), renderCommand(), validateCommand()}
+	cmds := []*command{applyCommand(), buildCommand(), diffCommand(), graphCommand(), profilesCommand(), renderCommand(), statusCommand(), validateCommand()}
 	sort.Slice(cmds, func(i, j int) bool { return cmds[i].name < cmds[j].name })
 	return cmds
 }
@@ -97,7 +97,9 @@ func run(ctx context.Context, args []string, s IOStreams) int {
 	case "-h", "--help", "help":
 		if len(args) > 1 && args[0] == "help" {
 			if c := findCommand(args[1]); c != nil {
-				printCommandHelp(s.Out, c, newFlagSet(c))
+				fs := newFlagSet(c)
+				c.flags(fs)
+				printCommandHelp(s.Out, c, fs)
 				return exitOK
 			}
 			fmt.Fprintf(s.ErrOut, "error: unknown command %q\n", args[1])

@@ -232,12 +232,13 @@ func TestPlatformOperatorsE2E(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.Steps) != 1 {
-		t.Fatalf("%d steps, want 1", len(p.Steps))
+	steps := pomSteps(p)
+	if len(steps) != 1 {
+		t.Fatalf("%d steps, want 1", len(steps))
 	}
-	step, ok := p.Steps[0].Step.(*platformoperators.Step)
+	step, ok := steps[0].Step.(*platformoperators.Step)
 	if !ok {
-		t.Fatalf("step is %T", p.Steps[0].Step)
+		t.Fatalf("step is %T", steps[0].Step)
 	}
 
 	// What the apply engine would have applied before the step: the

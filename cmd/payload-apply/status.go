@@ -1,0 +1,188 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	configv1 "github.com/openshift/api/config/v1"
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/payload-apply/payload-apply/lib/resourceapply"
+	"github.com/payload-apply/payload-apply/plan"
+)
+
+func statusCommand() *command {
+	return &command{
+		name:  "status",
+		short: "Show the payload's ClusterOperators and the cluster's aggregate status",
+		usage: "[--kubeconfig K] [-o text|json] [selection flags]",
+		long: `Reads every ClusterOperator the selected payload includes from the cluster
+and prints one line per operator (as 'oc get clusteroperators' does), then
+the aggregate status, computed like ClusterVersion's conditions at install
+time:
+
+  Available    True ("Done applying V") when every ClusterOperator is
+               Available=True, not Degraded=True, and reports every version
+               its manifest lists; else False.
+  Progressing  False when all are done; else True, "Working towards V: N of M
+               done (P% complete)", or "Unable to apply V: ..." when failing.
+  Failing      True when a ClusterOperator is missing, not available or
+               degraded, naming them; versions not reported yet are progress,
+               not failure.
+
+The profile is --profile, else the "profile" key of ConfigMap
+openshift-config/cluster-profile when the cluster has it, else the default.
+
+-o json prints {"version", "done", "total", "conditions": [...],
+"operators": [...]} instead.
+
+Exit codes: 0 Available=True and Failing not True; 1 not available or
+failing, or the payload or cluster could not be read; 2 usage error.`,
+		flags: func(fs *pflag.FlagSet) runner {
+			o := &statusOptions{}
+			fs.StringVarP(&o.output, "output", "o", "text", `output format: "text" or "json"`)
+			o.kube.addFlags(fs)
+			o.selection.addFlags(fs)
+			return o
+		},
+	}
+}
+
+type statusOptions struct {
+	selection selectionFlags
+	kube      kubeFlags
+	output    string
+
+	opts plan.Options
+}
+
+func (o *statusOptions) Complete(ctx context.Context, args []string, s IOStreams) error {
+	if len(args) > 0 {
+		return usageErrorf("unexpected arguments: %v", args)
+	}
+	var err error
+	o.opts, err = o.selection.options()
+	return err
+}
+
+func (o *statusOptions) Validate() error {
+	switch o.output {
+	case "text", "json":
+		return o.kube.validate()
+	}
+	return usageErrorf(`--output %q: want "text" or "json"`, o.output)
+}
+
+// jsonStatus is the -o json shape of status; field names are part of the
+// CLI contract.
+type jsonStatus struct {
+	resourceapply.ClusterStatus
+	Operators []jsonOperator `json:"operators"`
+}
+
+type jsonOperator struct {
+	Name        string            `json:"name"`
+	Found       bool              `json:"found"`
+	Ready       bool              `json:"ready"`
+	Available   string            `json:"available,omitempty"`
+	Progressing string            `json:"progressing,omitempty"`
+	Degraded    string            `json:"degraded,omitempty"`
+	Versions    map[string]string `json:"versions,omitempty"`
+	Reason      string            `json:"reason,omitempty"`
+	Message     string            `json:"message,omitempty"`
+	Since       string            `json:"since,omitempty"`
+}
+
+func (o *statusOptions) Run(ctx context.Context, s IOStreams) error {
+	cfg, err := o.kube.restConfig()
+	if err != nil {
+		return err
+	}
+	mgr, err := resourceapply.NewManager(cfg, resourceapply.Options{})
+	if err != nil {
+		return err
+	}
+	if err := resolveClusterProfile(ctx, mgr, &o.opts, o.selection.fs.Changed("profile")); err != nil {
+		return err
+	}
+	p, err := plan.BuildContext(ctx, o.opts)
+	if err != nil {
+		return err
+	}
+	logPlan(ctx, p)
+	version := ""
+	if p.Payload.Release != nil {
+		version = p.Payload.Release.Version
+	}
+	var ops []resourceapply.OperatorState
+	for _, m := range p.Objects {
+		if m.GVK.Group != configv1.GroupName || m.GVK.Kind != "ClusterOperator" || m.IsDelete() {
+			continue
+		}
+		var want configv1.ClusterOperator
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m.Obj.Object, &want); err != nil {
+			return fmt.Errorf("%s: %s: %w", m.Position(), m.ID(), err)
+		}
+		live, err := mgr.Get(ctx, m.GVK, "", m.Obj.GetName(), resourceapply.DefaultRetryOptions())
+		if err != nil && !resourceapply.IsResourceTypeMissing(err) {
+			return err
+		}
+		var got *configv1.ClusterOperator
+		if live != nil {
+			got = &configv1.ClusterOperator{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(live.Object, got); err != nil {
+				return fmt.Errorf("%s: %w", m.ID(), err)
+			}
+		}
+		ops = append(ops, resourceapply.OperatorStatus(&want, got))
+	}
+	st := resourceapply.Aggregate(version, ops)
+
+	if o.output == "json" {
+		out := jsonStatus{ClusterStatus: st, Operators: []jsonOperator{}}
+		for _, op := range ops {
+			out.Operators = append(out.Operators, jsonOperator{Name: op.Name, Found: op.Found, Ready: op.Ready,
+				Available: string(op.Available), Progressing: string(op.Progressing), Degraded: string(op.Degraded),
+				Versions: op.Versions, Reason: op.Reason, Message: op.Message, Since: op.Since})
+		}
+		enc := json.NewEncoder(s.Out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			return err
+		}
+	} else {
+		tw := tabwriter.NewWriter(s.Out, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "NAME\tVERSION\tAVAILABLE\tPROGRESSING\tDEGRADED\tSINCE\tMESSAGE")
+		for _, op := range ops {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", op.Name, dash(op.Versions["operator"]), dash(string(op.Available)),
+				dash(string(op.Progressing)), dash(string(op.Degraded)), dash(op.Since), op.Message)
+		}
+		tw.Flush()
+		fmt.Fprintln(s.Out)
+		for _, c := range st.Conditions {
+			line := fmt.Sprintf("%s=%s", c.Type, c.Status)
+			if c.Reason != "" {
+				line += " (" + c.Reason + ")"
+			}
+			if c.Message != "" {
+				line += ": " + strings.ReplaceAll(c.Message, "\n", "\n  ")
+			}
+			fmt.Fprintln(s.Out, line)
+		}
+	}
+	if !st.Healthy() {
+		return &exitError{Code: exitFail}
+	}
+	return nil
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,409 @@
+// Command applybench measures how long applying a payload to a fresh API
+// server takes, four ways, on one machine in one session:
+//
+//   - cli: `payload-apply apply --payload DIR` (the binary, end to end:
+//     parse, select, stage, graph with run levels in series, the default);
+//   - cli-install: the same with --order install (the CVO's install order);
+//   - engine: the same engine in-process with the plan already built
+//     (payload.Run with a resourceapply.Manager, as the command wires it);
+//   - kubectl: what a person would script: `kubectl apply --server-side
+//     --force-conflicts` of every CustomResourceDefinition and Namespace,
+//     `kubectl wait --for condition=established crd --all`, then one
+//     `kubectl apply --server-side --force-conflicts -f <dir>` per run level
+//     in order, with kubectl from _output/bin;
+//   - raw: the limit: every object server-side applied at once (64
+//     requests in flight, no client-side rate limit, no reads, no order),
+//     objects that fail because their type or namespace does not exist yet
+//     retried in rounds until nothing more succeeds.
+//
+// Each run gets a new etcd and kube-apiserver (test/apiserver), so every
+// run starts from an empty cluster. The contenders run alternately, round
+// after round, and the medians and their ratios are printed as a Markdown
+// table. Absolute times on a shared machine mean little; the ratios do.
+//
+// Usage (from the repository root):
+//
+//	go run ./hack/applybench [-payload ../shared/testdata/ocp-payload] [-rounds 5] [-only cli,kubectl]
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"sigs.k8s.io/yaml"
+
+	"github.com/payload-apply/payload-apply/lib/manifest"
+	"github.com/payload-apply/payload-apply/lib/resourceapply"
+	"github.com/payload-apply/payload-apply/payload"
+	"github.com/payload-apply/payload-apply/plan"
+	"github.com/payload-apply/payload-apply/test/apiserver"
+)
+
+func main() {
+	payloadDir := flag.String("payload", "../shared/testdata/ocp-payload", "payload directory")
+	rounds := flag.Int("rounds", 5, "alternating rounds")
+	only := flag.String("only", "cli,cli-install,engine,kubectl,raw", "contenders to run, comma separated")
+	parallelism := flag.Int("parallelism", 0, "--parallelism for cli and engine (0: the command's default)")
+	flag.Parse()
+	if _, err := os.Stat(filepath.Join(*payloadDir, "release-manifests")); err != nil {
+		fmt.Fprintf(os.Stderr, "applybench: skipping: no payload at %s (%v)\n", *payloadDir, err)
+		os.Exit(0)
+	}
+	if err := run(*payloadDir, *rounds, strings.Split(*only, ","), *parallelism); err != nil {
+		fmt.Fprintln(os.Stderr, "applybench:", err)
+		os.Exit(1)
+	}
+}
+
+type bench struct {
+	payloadDir  string
+	parallelism int
+	work        string
+	cliBin      string
+	kubectl     string
+	plan        *plan.Plan
+	stageFiles  []string // CRDs and Namespaces, for kubectl
+	levelDirs   []string // one directory per run level, in order
+	binDir      string
+}
+
+func run(payloadDir string, rounds int, contenders []string, parallelism int) error {
+	ctx := context.Background()
+	work, err := os.MkdirTemp("", "applybench")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	b := &bench{payloadDir: payloadDir, parallelism: parallelism, work: work}
+	if b.binDir, err = apiserver.Build(ctx); err != nil {
+		return err
+	}
+	b.kubectl = filepath.Join(b.binDir, "kubectl")
+	b.cliBin = filepath.Join(work, "payload-apply")
+	build := exec.Command("go", "build", "-o", b.cliBin, "./cmd/payload-apply")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		return fmt.Errorf("go build: %w", err)
+	}
+	if b.plan, err = plan.Build(plan.Options{Payload: os.DirFS(payloadDir)}); err != nil {
+		return err
+	}
+	if err := b.writeKubectlInput(); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "applybench: %d objects, %d run levels, %d cores, %d rounds\n",
+		len(b.plan.Objects), len(b.levelDirs), runtime.NumCPU(), rounds)
+
+	times := map[string][]time.Duration{}
+	for r := 0; r < rounds; r++ {
+		order := append([]string(nil), contenders...)
+		if r%2 == 1 {
+			sort.Sort(sort.Reverse(sort.StringSlice(order)))
+		}
+		for _, c := range order {
+			d, err := b.once(ctx, c)
+			if err != nil {
+				return fmt.Errorf("round %d, %s: %w", r+1, c, err)
+			}
+			fmt.Fprintf(os.Stderr, "applybench: round %d %-8s %s\n", r+1, c, d.Round(time.Millisecond))
+			times[c] = append(times[c], d)
+		}
+	}
+	fmt.Printf("| contender | median | runs (s) |\n| --- | --- | --- |\n")
+	for _, c := range contenders {
+		fmt.Printf("| %s | %.2f s | %s |\n", c, median(times[c]).Seconds(), list(times[c]))
+	}
+	ratio := func(a, b string) {
+		if len(times[a]) > 0 && len(times[b]) > 0 {
+			fmt.Printf("| **%s / %s** | **%.2f** | |\n", a, b, median(times[a]).Seconds()/median(times[b]).Seconds())
+		}
+	}
+	ratio("kubectl", "cli")
+	ratio("kubectl", "cli-install")
+	ratio("cli", "raw")
+	ratio("cli-install", "raw")
+	ratio("engine", "raw")
+	return nil
+}
+
+// once starts a fresh server, runs contender c against it and stops it.
+func (b *bench) once(ctx context.Context, c string) (time.Duration, error) {
+	s, err := apiserver.Start(ctx, apiserver.Options{BinDir: b.binDir})
+	if err != nil {
+		return 0, err
+	}
+	defer s.Stop()
+	start := time.Now()
+	switch c {
+	case "cli":
+		err = b.runCLI(ctx, s, "graph")
+	case "cli-install":
+		err = b.runCLI(ctx, s, "install")
+	case "engine":
+		err = b.runEngine(ctx, s)
+	case "kubectl":
+		err = b.runKubectl(ctx, s)
+	case "raw":
+		err = b.runRaw(ctx, s)
+	default:
+		err = fmt.Errorf("unknown contender %q", c)
+	}
+	return time.Since(start), err
+}
+
+func (b *bench) runCLI(ctx context.Context, s *apiserver.Server, order string) error {
+	args := []string{"apply", "--kubeconfig", s.Kubeconfig, "--payload", b.payloadDir, "-o", "json", "--order", order}
+	if b.parallelism > 0 {
+		args = append(args, fmt.Sprintf("--parallelism=%d", b.parallelism))
+	}
+	cmd := exec.CommandContext(ctx, b.cliBin, args...)
+	cmd.Stdout = nil
+	var errOut strings.Builder
+	cmd.Stderr = &errOut
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() == 1 {
+		// Objects of kinds the payload has no CRD for fail; that is expected.
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %s", err, errOut.String())
+	}
+	return nil
+}
+
+// runEngine is what `apply` does after planning, without progress output.
+func (b *bench) runEngine(ctx context.Context, s *apiserver.Server) error {
+	cfg := s.RESTConfig()
+	cfg.QPS, cfg.Burst = cliQPS, cliBurst
+	mgr, err := resourceapply.NewManager(cfg, resourceapply.Options{})
+	if err != nil {
+		return err
+	}
+	objs := make([]*unstructured.Unstructured, len(b.plan.Objects))
+	for i, m := range b.plan.Objects {
+		objs[i] = m.Obj
+	}
+	mgr.ExpectKinds(resourceapply.CRDKinds(objs)...)
+	mgr.ExpectNamespaces(resourceapply.Namespaces(objs)...)
+	opts := resourceapply.DefaultApplyOptions()
+	par := b.parallelism
+	if par == 0 {
+		par = 32
+	}
+	payload.Run(ctx, b.plan.Graph, payload.ApplierFunc(func(ctx context.Context, t *payload.Task) error {
+		_, err := mgr.Apply(ctx, t.Manifest.Obj, opts)
+		return err
+	}), payload.RunOptions{
+		Parallelism: par,
+		Stage:       payload.StageCRDsAndNamespaces,
+		Isolated: func(err error) bool {
+			r := resourceapply.ReasonOf(err)
+			return r == resourceapply.ReasonResourceTypeMissing || r == resourceapply.ReasonNamespaceMissing
+		},
+	})
+	return nil
+}
+
+// The command's client rate limits (cmd/payload-apply/kube.go).
+const (
+	cliQPS   = 500
+	cliBurst = 1000
+)
+
+func (b *bench) runKubectl(ctx context.Context, s *apiserver.Server) error {
+	cache := filepath.Join(b.work, fmt.Sprintf("kubectl-cache-%d", time.Now().UnixNano()))
+	defer os.RemoveAll(cache)
+	kubectl := func(args ...string) error {
+		cmd := s.Kubectl(ctx, append(args, "--cache-dir", cache)...)
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && ee.ExitCode() == 1 {
+			// Objects of kinds the payload has no CRD for, or in
+			// namespaces nothing creates, fail; kubectl goes on.
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, out)
+		}
+		return nil
+	}
+	stage := []string{"apply", "--server-side", "--force-conflicts"}
+	for _, f := range b.stageFiles {
+		stage = append(stage, "-f", f)
+	}
+	if err := kubectl(stage...); err != nil {
+		return err
+	}
+	if err := kubectl("wait", "--for", "condition=established", "--timeout", "120s", "crd", "--all"); err != nil {
+		return err
+	}
+	for _, dir := range b.levelDirs {
+		if err := kubectl("apply", "--server-side", "--force-conflicts", "-f", dir); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeKubectlInput writes the plan's objects for kubectl: the
+// CustomResourceDefinitions and Namespaces in one file, everything else in
+// one directory per run level holding one file per source file.
+func (b *bench) writeKubectlInput() error {
+	var staged []*manifest.Manifest
+	byLevel := map[int][]*manifest.Manifest{}
+	var levels []int
+	for _, t := range b.plan.Graph.Tasks {
+		if payload.StageCRDsAndNamespaces(t) {
+			staged = append(staged, t.Manifest)
+			continue
+		}
+		level, _, ok := payload.ParseFileName(t.Manifest.OriginalFilename)
+		if !ok {
+			level = 1 << 20
+		}
+		if _, seen := byLevel[level]; !seen {
+			levels = append(levels, level)
+		}
+		byLevel[level] = append(byLevel[level], t.Manifest)
+	}
+	sort.Ints(levels)
+	write := func(path string, ms []*manifest.Manifest) error {
+		var sb strings.Builder
+		for _, m := range ms {
+			data, err := yaml.Marshal(m.Obj.Object)
+			if err != nil {
+				return err
+			}
+			sb.WriteString("---\n")
+			sb.Write(data)
+		}
+		return os.WriteFile(path, []byte(sb.String()), 0o644)
+	}
+	stageFile := filepath.Join(b.work, "stage.yaml")
+	if err := write(stageFile, staged); err != nil {
+		return err
+	}
+	b.stageFiles = []string{stageFile}
+	for _, l := range levels {
+		dir := filepath.Join(b.work, fmt.Sprintf("level-%07d", l))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		byFile := map[string][]*manifest.Manifest{}
+		var files []string
+		for _, m := range byLevel[l] {
+			if _, ok := byFile[m.File]; !ok {
+				files = append(files, m.File)
+			}
+			byFile[m.File] = append(byFile[m.File], m)
+		}
+		for i, f := range files {
+			if err := write(filepath.Join(dir, fmt.Sprintf("%04d-%s", i, filepath.Base(f))), byFile[f]); err != nil {
+				return err
+			}
+		}
+		b.levelDirs = append(b.levelDirs, dir)
+	}
+	return nil
+}
+
+// runRaw applies every object at once with server-side apply.
+func (b *bench) runRaw(ctx context.Context, s *apiserver.Server) error {
+	cfg := s.RESTConfig()
+	cfg.QPS, cfg.Burst = -1, 0
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return err
+	}
+	client, err := dynamic.NewForConfigAndClient(cfg, httpClient)
+	if err != nil {
+		return err
+	}
+	dc, err := discovery.NewDiscoveryClientForConfigAndClient(cfg, httpClient)
+	if err != nil {
+		return err
+	}
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
+	pending := b.plan.Objects
+	for len(pending) > 0 {
+		var mu sync.Mutex
+		var retry []*manifest.Manifest
+		sem := make(chan struct{}, 64)
+		var wg sync.WaitGroup
+		for _, m := range pending {
+			sem <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer func() { <-sem }()
+				err := rawApply(ctx, client, mapper, m.Obj)
+				if err != nil && (meta.IsNoMatchError(err) || apierrors.IsNotFound(err)) {
+					mu.Lock()
+					retry = append(retry, m)
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		if len(retry) == len(pending) {
+			return nil // what is left cannot be applied
+		}
+		pending = retry
+		mapper.Reset()
+	}
+	return nil
+}
+
+func rawApply(ctx context.Context, client dynamic.Interface, mapper meta.RESTMapper, obj *unstructured.Unstructured) error {
+	gvk := obj.GroupVersionKind()
+	mapping, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return err
+	}
+	var ri dynamic.ResourceInterface = client.Resource(mapping.Resource)
+	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+		ri = client.Resource(mapping.Resource).Namespace(obj.GetNamespace())
+	}
+	_, err = ri.Apply(ctx, obj.GetName(), obj, metav1.ApplyOptions{FieldManager: "raw", Force: true})
+	return err
+}
+
+func median(v []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), v...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	if len(s) == 0 {
+		return 0
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func list(v []time.Duration) string {
+	parts := make([]string, len(v))
+	for i, d := range v {
+		parts[i] = fmt.Sprintf("%.2f", d.Seconds())
+	}
+	return strings.Join(parts, " ")
+}

@@ -1,0 +1,301 @@
+package resourceapply
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// ignoredMetadata are metadata fields the server sets or that do not say
+// anything about the desired state.
+var ignoredMetadata = map[string]bool{
+	"name": true, "namespace": true, "creationTimestamp": true, "resourceVersion": true, "uid": true,
+	"generation": true, "managedFields": true, "selfLink": true, "deletionTimestamp": true,
+	"deletionGracePeriodSeconds": true, "generateName": true,
+}
+
+// InSync reports whether applying required to live would change nothing:
+// every field required sets (less status and server-set metadata) has the
+// same value in live, and every field that fieldManager owns in live
+// through server-side apply is still in required (so nothing would be
+// removed). When it is not, the string says where they first differ.
+//
+// Values compare semantically: numbers by value (1 and 1.0 are equal), and a
+// field that required sets to null, false, 0, "", {} or [] matches a field
+// live leaves out (the server drops empty values). Lists must have the same
+// length and match element by element. A false "not in sync" only costs a
+// server-side apply that changes nothing; a false "in sync" would skip a
+// write, so the comparison errs on the side of writing.
+func InSync(required, live *unstructured.Unstructured, fieldManager string) (bool, string) {
+	for k, rv := range required.Object {
+		switch k {
+		case "apiVersion", "kind", "status":
+			continue
+		case "metadata":
+			rm, _ := rv.(map[string]any)
+			lm, _ := live.Object["metadata"].(map[string]any)
+			for mk, mv := range rm {
+				if ignoredMetadata[mk] {
+					continue
+				}
+				if ok, where := subset(mv, lookup(lm, mk), "metadata."+mk); !ok {
+					return false, where
+				}
+			}
+			continue
+		}
+		lv, found := live.Object[k]
+		if !found {
+			if isEmpty(rv) {
+				continue
+			}
+			return false, k + ": missing"
+		}
+		if ok, where := subset(rv, lv, k); !ok {
+			return false, where
+		}
+	}
+	fields := ownedFields(live, fieldManager)
+	if fields == nil {
+		return true, ""
+	}
+	if ok, where := ownedInRequired(fields, required.Object, ""); !ok {
+		return false, where + ": owned but no longer in the payload"
+	}
+	return true, ""
+}
+
+func lookup(m map[string]any, k string) any {
+	if m == nil {
+		return nil
+	}
+	return m[k]
+}
+
+// subset reports whether every field of r has the same value in l.
+func subset(r, l any, path string) (bool, string) {
+	if r == nil {
+		return true, ""
+	}
+	if l == nil {
+		if isEmpty(r) {
+			return true, ""
+		}
+		return false, path + ": missing"
+	}
+	switch rv := r.(type) {
+	case map[string]any:
+		lv, ok := l.(map[string]any)
+		if !ok {
+			return false, path + ": not an object"
+		}
+		for k, v := range rv {
+			if ok, where := subset(v, lv[k], path+"."+k); !ok {
+				return false, where
+			}
+		}
+		return true, ""
+	case []any:
+		lv, ok := l.([]any)
+		if !ok {
+			return false, path + ": not a list"
+		}
+		if len(rv) != len(lv) {
+			return false, fmt.Sprintf("%s: %d items, live has %d", path, len(rv), len(lv))
+		}
+		for i := range rv {
+			if ok, where := subset(rv[i], lv[i], fmt.Sprintf("%s[%d]", path, i)); !ok {
+				return false, where
+			}
+		}
+		return true, ""
+	}
+	if rn, ok := number(r); ok {
+		if ln, ok := number(l); ok && rn == ln {
+			return true, ""
+		}
+		return false, path + ": differs"
+	}
+	if reflect.DeepEqual(r, l) {
+		return true, ""
+	}
+	return false, path + ": differs"
+}
+
+// isEmpty reports null, false, 0, "", [] and objects whose fields are all
+// empty.
+func isEmpty(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case bool:
+		return !x
+	case string:
+		return x == ""
+	case map[string]any:
+		for _, v := range x {
+			if !isEmpty(v) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		return len(x) == 0
+	}
+	if n, ok := number(v); ok {
+		return n == 0
+	}
+	return false
+}
+
+func number(v any) (float64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return float64(x), true
+	case int:
+		return float64(x), true
+	case int32:
+		return float64(x), true
+	case float64:
+		return x, true
+	case float32:
+		return float64(x), true
+	case json.Number:
+		f, err := x.Float64()
+		return f, err == nil
+	}
+	return 0, false
+}
+
+// ownedFields returns the fieldsV1 set that fieldManager owns in live
+// through Apply on the main resource, or nil.
+func ownedFields(live *unstructured.Unstructured, fieldManager string) map[string]any {
+	for _, e := range live.GetManagedFields() {
+		if e.Manager != fieldManager || e.Operation != "Apply" || e.Subresource != "" || e.FieldsV1 == nil {
+			continue
+		}
+		var fields map[string]any
+		if err := json.Unmarshal(e.FieldsV1.Raw, &fields); err != nil {
+			return nil
+		}
+		return fields
+	}
+	return nil
+}
+
+// ownedInRequired reports whether every path of a fieldsV1 set is present
+// in required: "f:name" is a field of an object, "k:{...}" an element of a
+// list found by its key fields, "v:value" an element of a set, "i:N" an
+// element by index; "." marks the node itself.
+func ownedInRequired(fields map[string]any, r any, path string) (bool, string) {
+	for key, sub := range fields {
+		if key == "." {
+			continue
+		}
+		subFields, _ := sub.(map[string]any)
+		switch {
+		case strings.HasPrefix(key, "f:"):
+			name := key[2:]
+			if path == "" && name == "status" {
+				continue
+			}
+			rm, ok := r.(map[string]any)
+			if !ok {
+				return false, path + "." + name
+			}
+			rv, found := rm[name]
+			if !found {
+				return false, strings.TrimPrefix(path+"."+name, ".")
+			}
+			if len(subFields) > 0 {
+				if ok, where := ownedInRequired(subFields, rv, path+"."+name); !ok {
+					return false, where
+				}
+			}
+		case strings.HasPrefix(key, "k:"):
+			var keyFields map[string]any
+			if err := json.Unmarshal([]byte(key[2:]), &keyFields); err != nil {
+				return false, path + "[" + key[2:] + "]"
+			}
+			el, ok := findKeyed(r, keyFields)
+			if !ok {
+				return false, strings.TrimPrefix(path+"["+key[2:]+"]", ".")
+			}
+			if len(subFields) > 0 {
+				if ok, where := ownedInRequired(subFields, el, path+"["+key[2:]+"]"); !ok {
+					return false, where
+				}
+			}
+		case strings.HasPrefix(key, "v:"):
+			var want any
+			if err := json.Unmarshal([]byte(key[2:]), &want); err != nil {
+				return false, path + "[" + key[2:] + "]"
+			}
+			if !containsValue(r, want) {
+				return false, strings.TrimPrefix(path+"["+key[2:]+"]", ".")
+			}
+		case strings.HasPrefix(key, "i:"):
+			i, err := strconv.Atoi(key[2:])
+			list, ok := r.([]any)
+			if err != nil || !ok || i >= len(list) {
+				return false, strings.TrimPrefix(fmt.Sprintf("%s[%s]", path, key[2:]), ".")
+			}
+			if len(subFields) > 0 {
+				if ok, where := ownedInRequired(subFields, list[i], fmt.Sprintf("%s[%d]", path, i)); !ok {
+					return false, where
+				}
+			}
+		}
+	}
+	return true, ""
+}
+
+// findKeyed returns the element of list r whose fields match key; a key
+// field the element leaves out matches (the server defaulted it, as with a
+// port's protocol).
+func findKeyed(r any, key map[string]any) (any, bool) {
+	list, ok := r.([]any)
+	if !ok {
+		return nil, false
+	}
+	for _, el := range list {
+		m, ok := el.(map[string]any)
+		if !ok {
+			continue
+		}
+		match := true
+		for k, want := range key {
+			got, found := m[k]
+			if !found {
+				continue
+			}
+			if ok, _ := subset(got, want, ""); !ok {
+				match = false
+				break
+			}
+		}
+		if match {
+			return el, true
+		}
+	}
+	return nil, false
+}
+
+func containsValue(r any, want any) bool {
+	list, ok := r.([]any)
+	if !ok {
+		return false
+	}
+	for _, el := range list {
+		if ok, _ := subset(el, want, ""); ok {
+			if ok2, _ := subset(want, el, ""); ok2 {
+				return true
+			}
+		}
+	}
+	return false
+}

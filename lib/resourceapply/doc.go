@@ -1,0 +1,30 @@
+// Package resourceapply applies objects to a cluster and reads their
+// readiness, the way the cluster-version operator does at install time.
+//
+// It owns one Manager with a file per verb: Apply (server-side apply with
+// field manager "payload-apply" and forced conflicts, the create-only and
+// delete annotations, ClusterOperators created once and never overwritten),
+// Delete, and Wait (readiness: kstatus for generic kinds, and readers of its
+// own for CustomResourceDefinitions, Deployments, Jobs and ClusterOperators,
+// the last with the CVO's rules). Results are data: a Change per object with
+// a typed Action, collected in a ChangeSet; failures are *ApplyError values
+// carrying the object, a classified Reason and the cause.
+//
+// Apply reads the live object first and writes only when the payload's
+// fields differ from it or a field it owned left the payload (InSync), so
+// applying an unchanged payload again makes no write requests and leaves
+// every resourceVersion as it was; an object in a namespace the Manager
+// created is known to be new and is not read. Objects of built-in kinds are
+// seen through their Go types first, as the CVO decodes them (fields the
+// type lacks are dropped), and CRD schemas through JSONSchemaProps.
+// Transient failures (connection errors, timeouts, 429 with Retry-After,
+// 5xx, conflicts) are retried with backoff; an object whose kind or
+// namespace the apply creates (ExpectKinds, ExpectNamespaces) waits for it;
+// permanent failures (invalid, forbidden, a resource type or namespace
+// nothing creates) fail at once, without a write.
+//
+// The package imports client-go, apimachinery, openshift/api, cli-utils'
+// kstatus and lib/manifest (for object identities and annotation keys). It
+// never imports payload or the command, and it does no logging: callers get
+// data and errors. A Manager is safe for concurrent use.
+package resourceapply

@@ -1,0 +1,231 @@
+package resourceapply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"syscall"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	"github.com/payload-apply/payload-apply/lib/manifest"
+)
+
+// Reason classifies a failure. Every error the Manager returns is an
+// *ApplyError with one of these.
+type Reason string
+
+// The reasons, from the caller's point of view.
+const (
+	// ReasonResourceTypeMissing: the server has no API for the object's
+	// kind and nothing expected to define one (see Manager.ExpectKinds)
+	// did so in time.
+	ReasonResourceTypeMissing Reason = "ResourceTypeMissing"
+	// ReasonNamespaceMissing: the object's namespace does not exist.
+	ReasonNamespaceMissing Reason = "NamespaceMissing"
+	// ReasonInvalid: the server rejected the object (422, 400, a webhook
+	// or admission policy denial, a namespaced object without namespace).
+	ReasonInvalid Reason = "Invalid"
+	// ReasonForbidden: the credentials may not do this (403).
+	ReasonForbidden Reason = "Forbidden"
+	// ReasonUnauthorized: the server did not accept the credentials (401).
+	ReasonUnauthorized Reason = "Unauthorized"
+	// ReasonConflict: a conflict persisted through the retries.
+	ReasonConflict Reason = "Conflict"
+	// ReasonUnavailable: the server could not be reached or kept failing
+	// (connection refused or reset, 5xx, 429) until the retry deadline.
+	ReasonUnavailable Reason = "ServerUnavailable"
+	// ReasonTimeout: the object did not become ready, or a request did not
+	// finish, before the deadline.
+	ReasonTimeout Reason = "Timeout"
+	// ReasonNotReady: the object reports a failure (a Job failed, a
+	// Deployment exceeded its progress deadline).
+	ReasonNotReady Reason = "NotReady"
+	// ReasonCanceled: the caller's context ended.
+	ReasonCanceled Reason = "Canceled"
+	// ReasonUnknown: anything else.
+	ReasonUnknown Reason = "Unknown"
+)
+
+// Text returns the reason in words, as messages print it ("resource type
+// missing").
+func (r Reason) Text() string {
+	switch r {
+	case ReasonResourceTypeMissing:
+		return "resource type missing"
+	case ReasonNamespaceMissing:
+		return "namespace missing"
+	case ReasonInvalid:
+		return "invalid"
+	case ReasonForbidden:
+		return "forbidden"
+	case ReasonUnauthorized:
+		return "unauthorized"
+	case ReasonConflict:
+		return "conflict"
+	case ReasonUnavailable:
+		return "server unavailable"
+	case ReasonTimeout:
+		return "timeout"
+	case ReasonNotReady:
+		return "not ready"
+	case ReasonCanceled:
+		return "canceled"
+	}
+	return "error"
+}
+
+// ApplyError is the failure of one verb on one object.
+type ApplyError struct {
+	// Object is the object's identity.
+	Object manifest.ID
+	// Verb is what was being done: "apply", "create", "delete", "get",
+	// "wait".
+	Verb string
+	// Reason classifies Err.
+	Reason Reason
+	// Err is the cause.
+	Err error
+}
+
+// Error prints "Kind/ns/name: verb: reason: cause".
+func (e *ApplyError) Error() string {
+	return fmt.Sprintf("%s: %s: %s: %v", e.Object, e.Verb, e.Reason.Text(), e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *ApplyError) Unwrap() error { return e.Err }
+
+// ReasonOf returns the Reason of the first *ApplyError in err's chain, or
+// Classify(err) when there is none. It is "" for a nil error.
+func ReasonOf(err error) Reason {
+	if err == nil {
+		return ""
+	}
+	var ae *ApplyError
+	if errors.As(err, &ae) {
+		return ae.Reason
+	}
+	return Classify(err)
+}
+
+// IsResourceTypeMissing reports whether err says an object's kind has no
+// API on the server. Such a failure concerns that object alone: nothing can
+// depend on an object that cannot exist.
+func IsResourceTypeMissing(err error) bool {
+	return ReasonOf(err) == ReasonResourceTypeMissing
+}
+
+// Classify maps an error from client-go or the network to a Reason. It is
+// the one place where API and transport errors get their meaning.
+func Classify(err error) Reason {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, context.Canceled):
+		return ReasonCanceled
+	case errors.Is(err, context.DeadlineExceeded):
+		return ReasonTimeout
+	case meta.IsNoMatchError(err):
+		return ReasonResourceTypeMissing
+	case isSchemaError(err):
+		return ReasonInvalid
+	case isNamespaceNotFound(err):
+		return ReasonNamespaceMissing
+	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err), apierrors.IsRequestEntityTooLargeError(err),
+		apierrors.IsMethodNotSupported(err), apierrors.IsNotAcceptable(err), apierrors.IsUnsupportedMediaType(err):
+		return ReasonInvalid
+	case apierrors.IsForbidden(err):
+		return ReasonForbidden
+	case apierrors.IsUnauthorized(err):
+		return ReasonUnauthorized
+	case apierrors.IsConflict(err), apierrors.IsAlreadyExists(err):
+		return ReasonConflict
+	case apierrors.IsTimeout(err), apierrors.IsServerTimeout(err):
+		return ReasonTimeout
+	case apierrors.IsTooManyRequests(err), apierrors.IsServiceUnavailable(err), apierrors.IsInternalError(err),
+		apierrors.IsUnexpectedServerError(err), isServerStatus(err), isConnectionError(err):
+		return ReasonUnavailable
+	case isNetTimeout(err):
+		return ReasonTimeout
+	}
+	return ReasonUnknown
+}
+
+// retryable reports whether err is worth trying again: the server may
+// answer differently in a moment.
+func retryable(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || isSchemaError(err) {
+		return false
+	}
+	switch {
+	case apierrors.IsConflict(err), apierrors.IsTooManyRequests(err), apierrors.IsServiceUnavailable(err),
+		apierrors.IsInternalError(err), apierrors.IsServerTimeout(err), apierrors.IsTimeout(err),
+		apierrors.IsUnexpectedServerError(err), isServerStatus(err), isConnectionError(err), isNetTimeout(err):
+		return true
+	}
+	return false
+}
+
+// isSchemaError reports the 500 a server-side apply gets when the object
+// does not fit the type's schema (a field the schema does not declare):
+// the same request fails the same way every time.
+func isSchemaError(err error) bool {
+	if !apierrors.IsInternalError(err) {
+		return false
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "failed to create typed patch object") || strings.Contains(msg, "field not declared in schema") ||
+		strings.Contains(msg, "failed to create typed live object")
+}
+
+// isServerStatus reports a 5xx status error.
+func isServerStatus(err error) bool {
+	var se apierrors.APIStatus
+	if errors.As(err, &se) {
+		return se.Status().Code >= http.StatusInternalServerError
+	}
+	return false
+}
+
+// isConnectionError reports errors of a connection that failed or broke:
+// refused, reset, closed early.
+func isConnectionError(err error) bool {
+	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
+		return true
+	}
+	var opErr *net.OpError
+	if errors.As(err, &opErr) {
+		return true
+	}
+	msg := err.Error()
+	for _, s := range []string{"connection refused", "connection reset", "broken pipe", "http2: client connection lost",
+		"http2: server sent GOAWAY", "use of closed network connection", "unexpected EOF", "TLS handshake timeout"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func isNetTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// isNamespaceNotFound reports the NotFound a create or apply gets when the
+// object's namespace does not exist.
+func isNamespaceNotFound(err error) bool {
+	var se apierrors.APIStatus
+	if !apierrors.IsNotFound(err) || !errors.As(err, &se) {
+		return false
+	}
+	d := se.Status().Details
+	return d != nil && d.Kind == "namespaces"
+}

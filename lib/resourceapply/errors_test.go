@@ -1,0 +1,89 @@
+package resourceapply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"syscall"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/payload-apply/payload-apply/lib/manifest"
+)
+
+type timeoutErr struct{}
+
+func (timeoutErr) Error() string   { return "i/o timeout" }
+func (timeoutErr) Timeout() bool   { return true }
+func (timeoutErr) Temporary() bool { return true }
+
+func TestClassify(t *testing.T) {
+	gr := schema.GroupResource{Group: "apps", Resource: "deployments"}
+	refused := &url.Error{Op: "Patch", URL: "https://127.0.0.1:6443", Err: &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}}
+	tooMany := apierrors.NewTooManyRequests("slow down", 3)
+	cases := []struct {
+		name      string
+		err       error
+		reason    Reason
+		retryable bool
+	}{
+		{"no match", &meta.NoKindMatchError{GroupKind: schema.GroupKind{Group: "monitoring.coreos.com", Kind: "ServiceMonitor"}}, ReasonResourceTypeMissing, false},
+		{"namespace not found", apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, "x"), ReasonNamespaceMissing, false},
+		{"object not found", apierrors.NewNotFound(gr, "x"), ReasonUnknown, false},
+		{"invalid", apierrors.NewInvalid(schema.GroupKind{Kind: "ConfigMap"}, "x", field.ErrorList{field.Required(field.NewPath("data"), "")}), ReasonInvalid, false},
+		{"bad request", apierrors.NewBadRequest("no"), ReasonInvalid, false},
+		{"schema error from apply", apierrors.NewInternalError(errors.New("failed to create typed patch object (/x; rbac.authorization.k8s.io/v1, Kind=ClusterRoleBinding): .userNames: field not declared in schema")), ReasonInvalid, false},
+		{"forbidden", apierrors.NewForbidden(gr, "x", errors.New("no")), ReasonForbidden, false},
+		{"unauthorized", apierrors.NewUnauthorized("who"), ReasonUnauthorized, false},
+		{"conflict", apierrors.NewConflict(gr, "x", errors.New("changed")), ReasonConflict, true},
+		{"server timeout", apierrors.NewServerTimeout(gr, "patch", 1), ReasonTimeout, true},
+		{"too many requests", tooMany, ReasonUnavailable, true},
+		{"service unavailable", apierrors.NewServiceUnavailable("down"), ReasonUnavailable, true},
+		{"internal error", apierrors.NewInternalError(errors.New("etcd")), ReasonUnavailable, true},
+		{"502", apierrors.NewGenericServerResponse(502, "patch", gr, "x", "bad gateway", 0, true), ReasonUnavailable, true},
+		{"connection refused", refused, ReasonUnavailable, true},
+		{"connection reset", fmt.Errorf("read: %w", syscall.ECONNRESET), ReasonUnavailable, true},
+		{"unexpected EOF", fmt.Errorf("stream: %w", io.ErrUnexpectedEOF), ReasonUnavailable, true},
+		{"net timeout", &url.Error{Op: "Get", URL: "x", Err: timeoutErr{}}, ReasonTimeout, true},
+		{"deadline", context.DeadlineExceeded, ReasonTimeout, false},
+		{"canceled", fmt.Errorf("get: %w", context.Canceled), ReasonCanceled, false},
+		{"other", errors.New("something"), ReasonUnknown, false},
+		{"nil", nil, "", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Classify(tc.err); got != tc.reason {
+				t.Errorf("Classify = %q, want %q", got, tc.reason)
+			}
+			if got := retryable(tc.err); got != tc.retryable {
+				t.Errorf("retryable = %v, want %v", got, tc.retryable)
+			}
+		})
+	}
+}
+
+func TestApplyError(t *testing.T) {
+	err := fmt.Errorf("node: %w", &ApplyError{
+		Object: manifest.ID{Group: "monitoring.coreos.com", Kind: "ServiceMonitor", Namespace: "ns", Name: "sm"},
+		Verb:   "apply", Reason: ReasonResourceTypeMissing, Err: errors.New("no API"),
+	})
+	if got, want := err.Error(), "node: ServiceMonitor.monitoring.coreos.com/ns/sm: apply: resource type missing: no API"; got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+	if !IsResourceTypeMissing(err) || ReasonOf(err) != ReasonResourceTypeMissing {
+		t.Errorf("ReasonOf = %q", ReasonOf(err))
+	}
+	if ReasonOf(apierrors.NewForbidden(schema.GroupResource{}, "x", errors.New("no"))) != ReasonForbidden {
+		t.Error("ReasonOf does not classify a plain error")
+	}
+	if ReasonOf(nil) != "" {
+		t.Error("ReasonOf(nil) is not empty")
+	}
+}

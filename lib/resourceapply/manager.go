@@ -1,0 +1,287 @@
+package resourceapply
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+
+	"github.com/payload-apply/payload-apply/lib/manifest"
+)
+
+// DefaultFieldManager is the server-side apply field manager the Manager
+// uses unless told otherwise.
+const DefaultFieldManager = "payload-apply"
+
+// Options configure a Manager. The zero value is usable: field manager
+// DefaultFieldManager.
+type Options struct {
+	// FieldManager names the manager of the fields this Manager applies.
+	// Empty: DefaultFieldManager.
+	FieldManager string
+}
+
+// Manager applies objects to one cluster, deletes them and waits for them.
+// Its methods are safe for concurrent use. It keeps no state about objects
+// beyond what it needs to map kinds: which kinds are expected (their
+// CustomResourceDefinition is part of the apply) and, in a dry run, which
+// namespaces and kinds the run would have created.
+type Manager struct {
+	client       dynamic.Interface
+	mapper       meta.ResettableRESTMapper
+	scheme       *runtime.Scheme
+	fieldManager string
+
+	mu sync.Mutex
+	// crdGen counts CustomResourceDefinitions that became established
+	// through this Manager; mapperGen is crdGen at the mapper's last reset.
+	crdGen, mapperGen uint64
+	// lastReset is when the mapper was last reset by refresh.
+	lastReset time.Time
+	// expected are kinds a CustomResourceDefinition of this apply defines.
+	expected map[schema.GroupKind]bool
+	// expectedNamespaces are namespaces this apply creates.
+	expectedNamespaces map[string]bool
+	// refreshed are kinds with no match for which the mapper was refreshed
+	// once already.
+	refreshed map[schema.GroupKind]bool
+	// dryRunKinds and dryRunNamespaces are what a dry run would have
+	// created: their objects are skipped instead of failing.
+	dryRunKinds      map[schema.GroupKind]bool
+	dryRunNamespaces map[string]bool
+	// namespaces are namespaces seen to exist; true for those this
+	// Manager created (they started empty).
+	namespaces map[string]bool
+	// appliedInCreated are the objects applied in namespaces this Manager
+	// created, which it no longer assumes to be missing.
+	appliedInCreated map[manifest.ID]bool
+	// createdKinds are kinds whose CustomResourceDefinition this Manager
+	// created.
+	createdKinds map[schema.GroupKind]bool
+}
+
+// NewManager returns a Manager for the cluster cfg points at. It shares one
+// HTTP client between its dynamic client and the discovery behind its
+// RESTMapper; the caller sets cfg's QPS and Burst.
+func NewManager(cfg *rest.Config, opts Options) (*Manager, error) {
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	client, err := dynamic.NewForConfigAndClient(cfg, httpClient)
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	dc, err := discovery.NewDiscoveryClientForConfigAndClient(cfg, httpClient)
+	if err != nil {
+		return nil, fmt.Errorf("discovery: %w", err)
+	}
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
+	return New(client, mapper, opts), nil
+}
+
+// New returns a Manager using client and mapper. The mapper is reset when
+// a CustomResourceDefinition this Manager applied becomes established, and
+// when an expected kind has no match yet.
+func New(client dynamic.Interface, mapper meta.ResettableRESTMapper, opts Options) *Manager {
+	fm := opts.FieldManager
+	if fm == "" {
+		fm = DefaultFieldManager
+	}
+	// The scheme is built from generated registrations and cannot fail in
+	// practice; without it objects are applied exactly as given.
+	scheme, _ := newTypedScheme()
+	return &Manager{
+		scheme:             scheme,
+		client:             client,
+		mapper:             mapper,
+		fieldManager:       fm,
+		expected:           map[schema.GroupKind]bool{},
+		expectedNamespaces: map[string]bool{},
+		refreshed:          map[schema.GroupKind]bool{},
+		dryRunKinds:        map[schema.GroupKind]bool{},
+		dryRunNamespaces:   map[string]bool{},
+		namespaces:         map[string]bool{},
+		appliedInCreated:   map[manifest.ID]bool{},
+		createdKinds:       map[schema.GroupKind]bool{},
+	}
+}
+
+// FieldManager returns the field manager the Manager applies with.
+func (m *Manager) FieldManager() string { return m.fieldManager }
+
+// ExpectKinds says that CustomResourceDefinitions for these kinds are part
+// of the apply: an object of such a kind that has no API yet is retried
+// (ApplyOptions.TypeWait) instead of failing as ReasonResourceTypeMissing.
+// Applying a CustomResourceDefinition expects its kind by itself.
+func (m *Manager) ExpectKinds(gks ...schema.GroupKind) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, gk := range gks {
+		m.expected[gk] = true
+	}
+}
+
+// ExpectNamespaces says that these namespaces are part of the apply: an
+// object in such a namespace that does not exist yet waits for it
+// (ApplyOptions.TypeWait) instead of failing as ReasonNamespaceMissing.
+func (m *Manager) ExpectNamespaces(names ...string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, n := range names {
+		m.expectedNamespaces[n] = true
+	}
+}
+
+func (m *Manager) isExpectedNamespace(ns string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.expectedNamespaces[ns]
+}
+
+func (m *Manager) isExpected(gk schema.GroupKind) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.expected[gk]
+}
+
+// crdEstablished notes that a CustomResourceDefinition became established,
+// so that the next mapping refreshes discovery.
+func (m *Manager) crdEstablished() {
+	m.mu.Lock()
+	m.crdGen++
+	m.mu.Unlock()
+}
+
+// mapping returns the REST mapping of gvk, resetting the mapper first when
+// a CustomResourceDefinition became established since its last reset.
+func (m *Manager) mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
+	m.mu.Lock()
+	if m.mapperGen != m.crdGen {
+		m.mapper.Reset()
+		m.mapperGen = m.crdGen
+	}
+	m.mu.Unlock()
+	return m.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+}
+
+// refresh resets the mapper, at most every 100 ms however many objects
+// wait for a kind.
+func (m *Manager) refresh() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if time.Since(m.lastReset) < 100*time.Millisecond {
+		return
+	}
+	m.mapper.Reset()
+	m.mapperGen = m.crdGen
+	m.lastReset = time.Now()
+}
+
+// refreshOnce resets the mapper the first time gk has no match, in case the
+// kind appeared after discovery was read. It reports whether it did.
+func (m *Manager) refreshOnce(gk schema.GroupKind) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.refreshed[gk] {
+		return false
+	}
+	m.refreshed[gk] = true
+	m.mapper.Reset()
+	m.mapperGen = m.crdGen
+	return true
+}
+
+func (m *Manager) noteDryRun(obj *unstructured.Unstructured) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch gk := obj.GroupVersionKind().GroupKind(); gk {
+	case namespaceGK:
+		m.dryRunNamespaces[obj.GetName()] = true
+	case crdGK:
+		if k, ok := crdKind(obj); ok {
+			m.dryRunKinds[k] = true
+		}
+	}
+}
+
+func (m *Manager) dryRunCreatedKind(gk schema.GroupKind) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.dryRunKinds[gk]
+}
+
+func (m *Manager) dryRunCreatedNamespace(ns string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.dryRunNamespaces[ns]
+}
+
+// resource returns the client for obj's resource and namespace.
+func (m *Manager) resource(mapping *meta.RESTMapping, namespace string) dynamic.ResourceInterface {
+	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+		return m.client.Resource(mapping.Resource).Namespace(namespace)
+	}
+	return m.client.Resource(mapping.Resource)
+}
+
+// Well-known kinds.
+var (
+	namespaceGK       = schema.GroupKind{Kind: "Namespace"}
+	crdGK             = schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}
+	clusterOperatorGK = schema.GroupKind{Group: "config.openshift.io", Kind: "ClusterOperator"}
+	deploymentGK      = schema.GroupKind{Group: "apps", Kind: "Deployment"}
+	jobGK             = schema.GroupKind{Group: "batch", Kind: "Job"}
+)
+
+// crdKind returns the group and kind a CustomResourceDefinition defines.
+func crdKind(obj *unstructured.Unstructured) (schema.GroupKind, bool) {
+	group, _, _ := unstructured.NestedString(obj.Object, "spec", "group")
+	kind, _, _ := unstructured.NestedString(obj.Object, "spec", "names", "kind")
+	if group == "" || kind == "" {
+		return schema.GroupKind{}, false
+	}
+	return schema.GroupKind{Group: group, Kind: kind}, true
+}
+
+// Namespaces returns the names of the Namespaces among objs (except those
+// annotated for deletion), for ExpectNamespaces.
+func Namespaces(objs []*unstructured.Unstructured) []string {
+	var out []string
+	for _, o := range objs {
+		if o.GroupVersionKind().GroupKind() == namespaceGK && o.GetAnnotations()[manifest.DeleteAnnotation] != "true" {
+			out = append(out, o.GetName())
+		}
+	}
+	return out
+}
+
+// CRDKinds returns the kinds the CustomResourceDefinitions among objs
+// define, for ExpectKinds.
+func CRDKinds(objs []*unstructured.Unstructured) []schema.GroupKind {
+	var out []schema.GroupKind
+	for _, o := range objs {
+		if o.GroupVersionKind().GroupKind() != crdGK {
+			continue
+		}
+		if gk, ok := crdKind(o); ok {
+			out = append(out, gk)
+		}
+	}
+	return out
+}
+
+// IDOf returns obj's identity, for messages.
+func IDOf(obj *unstructured.Unstructured) manifest.ID {
+	gvk := obj.GroupVersionKind()
+	return manifest.ID{Group: gvk.Group, Kind: gvk.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName()}
+}

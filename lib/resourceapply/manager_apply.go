@@ -1,0 +1,600 @@
+package resourceapply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/payload-apply/payload-apply/lib/manifest"
+)
+
+// ApplyOptions say how Apply and Delete treat one object. Use
+// DefaultApplyOptions and change what you need.
+type ApplyOptions struct {
+	// Force makes server-side apply take over fields another manager owns
+	// (conflicts are forced, as the CVO overwrites them).
+	Force bool
+	// DryRun sends every write with dryRun=All: the server validates and
+	// computes the result, and nothing is persisted. Objects whose
+	// namespace or CustomResourceDefinition the same dry run would have
+	// created are Skipped.
+	DryRun bool
+	// Retry bounds the retries of transient failures per request.
+	Retry RetryOptions
+	// TypeWait is how long an object of an expected kind (see
+	// Manager.ExpectKinds) waits for its API to appear before failing as
+	// ReasonResourceTypeMissing. Kinds nobody expects fail at once.
+	TypeWait time.Duration
+	// EstablishTimeout bounds the wait for an applied
+	// CustomResourceDefinition to become Established.
+	EstablishTimeout time.Duration
+	// OnWait, when set, is told when Apply starts waiting for something,
+	// and what: a kind or namespace the apply creates, a
+	// CustomResourceDefinition to become Established, a retry after a
+	// transient failure. It is called from the goroutine calling Apply, at
+	// most once per object and reason.
+	OnWait func(object manifest.ID, why string)
+}
+
+// DefaultApplyOptions force conflicts, retry transient failures for two
+// minutes, and wait up to two minutes for a type or a
+// CustomResourceDefinition.
+func DefaultApplyOptions() ApplyOptions {
+	return ApplyOptions{
+		Force:            true,
+		Retry:            DefaultRetryOptions(),
+		TypeWait:         2 * time.Minute,
+		EstablishTimeout: 2 * time.Minute,
+	}
+}
+
+// Apply makes the cluster hold obj, the way the CVO does at install time:
+//
+//   - release.openshift.io/delete: "true": the object is deleted (Delete).
+//   - release.openshift.io/create-only: "true", and every ClusterOperator:
+//     created when missing, never updated (a ClusterOperator's status
+//     belongs to its operator; Wait checks it).
+//   - anything else: server-side apply with the Manager's field manager,
+//     but only when the live object differs (InSync); an unchanged object
+//     costs one GET and no write.
+//
+// A CustomResourceDefinition is waited on until Established, and the
+// RESTMapper is reset so that its kind can be applied next.
+//
+// The Change says what happened. On failure the error is an *ApplyError
+// and the Change's Action is Failed.
+func (m *Manager) Apply(ctx context.Context, obj *unstructured.Unstructured, opts ApplyOptions) (Change, error) {
+	if obj.GetAnnotations()[manifest.DeleteAnnotation] == "true" {
+		return m.Delete(ctx, obj, opts)
+	}
+	id := IDOf(obj)
+	ctx = withWaitNote(ctx, id, opts.OnWait)
+	change := Change{Object: id, DryRun: opts.DryRun, Action: Failed}
+	mapping, skip, err := m.mapFor(ctx, obj, opts)
+	if err != nil {
+		return change, err
+	}
+	if skip != "" {
+		change.Action, change.Message = Skipped, skip
+		return change, nil
+	}
+	known, dropped, err := m.known(obj)
+	if err != nil {
+		return change, &ApplyError{Object: id, Verb: "apply", Reason: ReasonInvalid, Err: err}
+	}
+	required, err := prepare(known, mapping)
+	if err != nil {
+		return change, &ApplyError{Object: id, Verb: "apply", Reason: ReasonInvalid, Err: err}
+	}
+	if len(dropped) > 0 {
+		change.Message = "dropped fields its type does not have: " + strings.Join(dropped, ", ")
+	}
+	ri := m.resource(mapping, required.GetNamespace())
+	name := required.GetName()
+	ns := required.GetNamespace()
+	gk := obj.GroupVersionKind().GroupKind()
+	createOnly := obj.GetAnnotations()[manifest.CreateOnlyAnnotation] == "true" || gk == clusterOperatorGK
+
+	// An object in a namespace this Manager created cannot exist yet,
+	// unless this Manager applied it already: no need to read it.
+	var live *unstructured.Unstructured
+	readSkipped := !opts.DryRun && m.firstInCreatedNamespace(id)
+	if !readSkipped {
+		if live, err = m.get(ctx, ri, name, opts); err != nil {
+			return change, m.fail(ctx, id, "get", err)
+		}
+	}
+	if live == nil && ns != "" {
+		// Without its namespace the write would fail; wait for it when
+		// this apply creates it, else say so without sending the write.
+		skip, err := m.waitNamespace(ctx, id, ns, opts)
+		if err != nil {
+			return change, err
+		}
+		if skip != "" {
+			change.Action, change.Message = Skipped, skip
+			return change, nil
+		}
+	}
+
+	// current is the object as the server last returned it.
+	current := live
+	switch {
+	case createOnly && live != nil:
+		change.Action = Skipped
+		change.Message = "create-only: exists"
+		if gk == clusterOperatorGK {
+			change.Message = "ClusterOperator exists: created once, never overwritten"
+		}
+	case createOnly && (readSkipped || m.createdKind(gk)):
+		// Nobody but this apply can have made it since the read: its
+		// namespace or its CustomResourceDefinition is this apply's own.
+		// Server-side apply creates it without the pause a POST gets
+		// right after a CRD becomes established.
+		created, err := m.createByApply(ctx, ri, required, opts)
+		if err != nil {
+			return m.failWrite(ctx, change, "create", err, opts)
+		}
+		change.Action, current = Created, created
+	case createOnly:
+		created, err := m.create(ctx, ri, required, opts)
+		if err != nil {
+			return m.failWrite(ctx, change, "create", err, opts)
+		}
+		change.Action, change.Message, current = Skipped, "create-only: exists", created
+		if created != nil {
+			change.Action, change.Message = Created, ""
+		}
+	case live == nil:
+		applied, err := m.serverSideApply(ctx, ri, required, opts)
+		if err != nil && Classify(err) == ReasonInvalid {
+			// Server-side apply cannot send a null, and some schemas
+			// require fields their Go type leaves null (a
+			// SecurityContextConstraints' allowedCapabilities): create the
+			// object as the CVO does, from its Go type.
+			if created, cerr := m.create(ctx, ri, required, opts); cerr == nil && created != nil {
+				change.Action, current = Created, created
+				change.Message = joinMessages(change.Message, "created with POST from its Go type: server-side apply was rejected: "+err.Error())
+				break
+			}
+		}
+		if err != nil {
+			return m.failWrite(ctx, change, "apply", err, opts)
+		}
+		change.Action, current = Created, applied
+		if readSkipped && managedByOthers(applied, m.fieldManager) {
+			// A controller had made it already (a namespace's default
+			// ServiceAccount, say).
+			change.Action = Configured
+		}
+	default:
+		if ok, _ := InSync(required, live, m.fieldManager); ok {
+			change.Action = Unchanged
+			break
+		}
+		applied, err := m.serverSideApply(ctx, ri, required, opts)
+		if err != nil {
+			return m.failWrite(ctx, change, "apply", err, opts)
+		}
+		change.Action, current = Configured, applied
+		if applied.GetResourceVersion() == live.GetResourceVersion() {
+			change.Action = Unchanged
+		}
+	}
+
+	if opts.DryRun {
+		if change.Action == Created {
+			m.noteDryRun(required)
+		}
+		return change, nil
+	}
+	if gk == namespaceGK && change.Action == Created {
+		m.noteCreatedNamespace(name)
+	}
+	if gk == crdGK {
+		if err := m.waitEstablished(ctx, ri, name, current, opts); err != nil {
+			change.Action = Failed
+			return change, err
+		}
+		if k, ok := crdKind(required); ok {
+			m.ExpectKinds(k)
+			if change.Action == Created {
+				m.noteCreatedKind(k)
+			}
+		}
+	}
+	return change, nil
+}
+
+// createByApply creates required with server-side apply, from its Go type
+// when the scheme knows the kind (as create does); a schema that requires
+// fields server-side apply cannot send (nulls) gets a POST instead.
+func (m *Manager) createByApply(ctx context.Context, ri dynamic.ResourceInterface, required *unstructured.Unstructured, opts ApplyOptions) (*unstructured.Unstructured, error) {
+	body := required
+	if rt, err := m.roundTrip(required); err != nil {
+		return nil, err
+	} else if rt != nil {
+		body = rt
+		body.SetNamespace(required.GetNamespace())
+		delete(body.Object, "status")
+	}
+	applied, err := m.serverSideApply(ctx, ri, body, opts)
+	if err != nil && Classify(err) == ReasonInvalid {
+		if created, cerr := m.create(ctx, ri, required, opts); cerr == nil && created != nil {
+			return created, nil
+		}
+	}
+	return applied, err
+}
+
+// create POSTs required, as its Go type encodes it when the scheme knows
+// the kind (so that fields the type always has are there: a
+// ClusterOperator's spec). It returns the created object, or nil when the
+// object exists already.
+func (m *Manager) create(ctx context.Context, ri dynamic.ResourceInterface, required *unstructured.Unstructured, opts ApplyOptions) (*unstructured.Unstructured, error) {
+	body := required
+	if rt, err := m.roundTrip(required); err != nil {
+		return nil, err
+	} else if rt != nil {
+		body = rt
+		body.SetNamespace(required.GetNamespace())
+	}
+	var created *unstructured.Unstructured
+	err := retry(ctx, opts.Retry, func() error {
+		var err error
+		created, err = ri.Create(ctx, body, metav1.CreateOptions{FieldManager: m.fieldManager, DryRun: dryRun(opts)})
+		if apierrors.IsAlreadyExists(err) {
+			created = nil
+			return nil
+		}
+		return err
+	})
+	return created, err
+}
+
+var namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+
+// waitNamespace returns when namespace ns exists. A namespace the apply
+// creates (ExpectNamespaces) is waited for up to opts.TypeWait; in a dry
+// run, one the run created is reported as skip. Otherwise the error is
+// ReasonNamespaceMissing.
+func (m *Manager) waitNamespace(ctx context.Context, id manifest.ID, ns string, opts ApplyOptions) (skip string, err error) {
+	b := newBackoff(RetryOptions{Timeout: opts.TypeWait, InitialBackoff: 50 * time.Millisecond, MaxBackoff: 250 * time.Millisecond})
+	for {
+		exists, err := m.namespaceExists(ctx, ns, opts)
+		switch {
+		case err != nil:
+			return "", m.fail(ctx, id, "get", err)
+		case exists:
+			return "", nil
+		case opts.DryRun && m.dryRunCreatedNamespace(ns):
+			return fmt.Sprintf("dry run: namespace %s would be created by this apply", ns), nil
+		}
+		if m.isExpectedNamespace(ns) {
+			noteWait(ctx, "waiting for namespace "+ns)
+		}
+		if !m.isExpectedNamespace(ns) || !b.wait(ctx, nil) {
+			if ctx.Err() != nil {
+				return "", m.fail(ctx, id, "apply", ctx.Err())
+			}
+			msg := fmt.Errorf("namespace %q does not exist, and no Namespace in this apply creates it", ns)
+			if m.isExpectedNamespace(ns) {
+				msg = fmt.Errorf("namespace %q does not exist: this apply did not create it within %s", ns, opts.TypeWait)
+			}
+			return "", &ApplyError{Object: id, Verb: "apply", Reason: ReasonNamespaceMissing, Err: msg}
+		}
+	}
+}
+
+// namespaceExists reports whether namespace ns exists; a namespace seen
+// once is not read again.
+func (m *Manager) namespaceExists(ctx context.Context, ns string, opts ApplyOptions) (bool, error) {
+	m.mu.Lock()
+	_, known := m.namespaces[ns]
+	m.mu.Unlock()
+	if known {
+		return true, nil
+	}
+	live, err := m.get(ctx, m.client.Resource(namespacesGVR), ns, opts)
+	if err != nil || live == nil {
+		return false, err
+	}
+	m.mu.Lock()
+	if _, ok := m.namespaces[ns]; !ok {
+		m.namespaces[ns] = false
+	}
+	m.mu.Unlock()
+	return true, nil
+}
+
+// noteCreatedNamespace remembers a namespace this Manager created: it
+// started empty.
+func (m *Manager) noteCreatedNamespace(ns string) {
+	m.mu.Lock()
+	m.namespaces[ns] = true
+	m.mu.Unlock()
+}
+
+// firstInCreatedNamespace reports whether id is in a namespace this
+// Manager created and is applied for the first time by it.
+func (m *Manager) firstInCreatedNamespace(id manifest.ID) bool {
+	if id.Namespace == "" {
+		return false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.namespaces[id.Namespace] || m.appliedInCreated[id] {
+		return false
+	}
+	m.appliedInCreated[id] = true
+	return true
+}
+
+// noteCreatedKind remembers a kind whose CustomResourceDefinition this
+// Manager created.
+func (m *Manager) noteCreatedKind(gk schema.GroupKind) {
+	m.mu.Lock()
+	m.createdKinds[gk] = true
+	m.mu.Unlock()
+}
+
+// createdKind reports whether this Manager created the
+// CustomResourceDefinition of gk.
+func (m *Manager) createdKind(gk schema.GroupKind) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.createdKinds[gk]
+}
+
+// managedByOthers reports whether a manager other than fieldManager has
+// fields in obj.
+func managedByOthers(obj *unstructured.Unstructured, fieldManager string) bool {
+	for _, e := range obj.GetManagedFields() {
+		if e.Manager != fieldManager {
+			return true
+		}
+	}
+	return false
+}
+
+func dryRun(opts ApplyOptions) []string {
+	if opts.DryRun {
+		return []string{metav1.DryRunAll}
+	}
+	return nil
+}
+
+// get returns the live object, or nil when there is none.
+func (m *Manager) get(ctx context.Context, ri dynamic.ResourceInterface, name string, opts ApplyOptions) (*unstructured.Unstructured, error) {
+	var live *unstructured.Unstructured
+	err := retry(ctx, opts.Retry, func() error {
+		var err error
+		live, err = ri.Get(ctx, name, metav1.GetOptions{})
+		return err
+	})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return live, err
+}
+
+func (m *Manager) serverSideApply(ctx context.Context, ri dynamic.ResourceInterface, required *unstructured.Unstructured, opts ApplyOptions) (*unstructured.Unstructured, error) {
+	var applied *unstructured.Unstructured
+	err := retry(ctx, opts.Retry, func() error {
+		var err error
+		applied, err = ri.Apply(ctx, required.GetName(), required, metav1.ApplyOptions{
+			FieldManager: m.fieldManager, Force: opts.Force, DryRun: dryRun(opts)})
+		return err
+	})
+	return applied, err
+}
+
+// failWrite turns a failed write into the result: in a dry run, an object
+// whose namespace the run would have created is Skipped.
+func (m *Manager) failWrite(ctx context.Context, change Change, verb string, err error, opts ApplyOptions) (Change, error) {
+	if opts.DryRun && isNamespaceNotFound(err) && m.dryRunCreatedNamespace(change.Object.Namespace) {
+		change.Action = Skipped
+		change.Message = fmt.Sprintf("dry run: namespace %s would be created by this apply", change.Object.Namespace)
+		return change, nil
+	}
+	return change, m.fail(ctx, change.Object, verb, err)
+}
+
+// fail wraps err for the object; when the context ended while retrying, the
+// context's error is the cause and err the last error seen.
+func (m *Manager) fail(ctx context.Context, id manifest.ID, verb string, err error) error {
+	reason := Classify(err)
+	if ctxErr := ctx.Err(); ctxErr != nil && (retryable(err) || errors.Is(err, ctxErr)) {
+		if !errors.Is(err, ctxErr) {
+			err = fmt.Errorf("%w (last error: %v)", ctxErr, err)
+		}
+		reason = Classify(ctxErr)
+	}
+	return &ApplyError{Object: id, Verb: verb, Reason: reason, Err: err}
+}
+
+// mapFor returns obj's REST mapping. A kind the server does not serve
+// fails as ReasonResourceTypeMissing, at once unless the kind is expected
+// (then after opts.TypeWait); skip is set instead when a dry run would have
+// created the kind.
+func (m *Manager) mapFor(ctx context.Context, obj *unstructured.Unstructured, opts ApplyOptions) (mapping *meta.RESTMapping, skip string, err error) {
+	gvk := obj.GroupVersionKind()
+	gk := gvk.GroupKind()
+	id := IDOf(obj)
+	transient := newBackoff(opts.Retry)
+	typeWait := newBackoff(RetryOptions{Timeout: opts.TypeWait, InitialBackoff: 50 * time.Millisecond, MaxBackoff: 250 * time.Millisecond})
+	what := gvk.Kind + " in " + gvk.GroupVersion().String()
+	for {
+		mapping, err := m.mapping(gvk)
+		if err == nil {
+			return mapping, "", nil
+		}
+		if !meta.IsNoMatchError(err) {
+			if retryable(err) && transient.wait(ctx, err) {
+				continue
+			}
+			return nil, "", m.fail(ctx, id, "map", err)
+		}
+		if opts.DryRun && m.dryRunCreatedKind(gk) {
+			return nil, "dry run: its CustomResourceDefinition would be created by this apply", nil
+		}
+		if m.isExpected(gk) {
+			// Its CustomResourceDefinition is part of the apply (in a dry
+			// run: it will be dry-run created); wait for it.
+			noteWait(ctx, "waiting for its CustomResourceDefinition: no API for "+what+" yet")
+			if typeWait.wait(ctx, err) {
+				if !opts.DryRun {
+					m.refresh()
+				}
+				continue
+			}
+			if ctx.Err() != nil {
+				return nil, "", m.fail(ctx, id, "apply", ctx.Err())
+			}
+			return nil, "", &ApplyError{Object: id, Verb: "apply", Reason: ReasonResourceTypeMissing,
+				Err: fmt.Errorf("the server has no API for %s: its CustomResourceDefinition did not become available within %s", what, opts.TypeWait)}
+		}
+		if m.refreshOnce(gk) {
+			continue
+		}
+		return nil, "", &ApplyError{Object: id, Verb: "apply", Reason: ReasonResourceTypeMissing,
+			Err: fmt.Errorf("the server has no API for %s, and no CustomResourceDefinition in this apply defines it", what)}
+	}
+}
+
+// prepare returns the object to send: a copy without server-set metadata,
+// with the namespace dropped for cluster-scoped kinds. A namespaced object
+// must name its namespace.
+func prepare(obj *unstructured.Unstructured, mapping *meta.RESTMapping) (*unstructured.Unstructured, error) {
+	out := obj.DeepCopy()
+	if md, ok := out.Object["metadata"].(map[string]any); ok {
+		for _, k := range []string{"resourceVersion", "uid", "selfLink", "managedFields", "generation", "creationTimestamp"} {
+			delete(md, k)
+		}
+	}
+	namespaced := mapping.Scope.Name() == meta.RESTScopeNameNamespace
+	switch {
+	case namespaced && out.GetNamespace() == "":
+		return nil, fmt.Errorf("%s is namespaced but metadata.namespace is empty", mapping.GroupVersionKind.Kind)
+	case !namespaced && out.GetNamespace() != "":
+		out.SetNamespace("")
+	}
+	return out, nil
+}
+
+// waitEstablished waits until the CustomResourceDefinition name is
+// Established (and its names accepted), watching it, then has the mapper
+// reset. current is its latest state when known.
+//
+// A kube-apiserver that restarts while a CRD is Installing does not take
+// it up again until the CRD changes (its establishing queue is fed by
+// update events only): a CRD still Installing after establishNudge is
+// nudged with an annotation added and removed again.
+func (m *Manager) waitEstablished(ctx context.Context, ri dynamic.ResourceInterface, name string, current *unstructured.Unstructured, opts ApplyOptions) error {
+	id := manifest.ID{Group: crdGK.Group, Kind: crdGK.Kind, Name: name}
+	ctx, cancel := context.WithTimeout(ctx, opts.EstablishTimeout)
+	defer cancel()
+	last := Readiness{Message: "not read yet"}
+	var lastObj *unstructured.Unstructured
+	check := func(obj *unstructured.Unstructured) (done bool, err error) {
+		last, lastObj = Check(nil, obj), obj
+		switch {
+		case last.Ready:
+			m.crdEstablished()
+			return true, nil
+		case last.Failed:
+			return true, &ApplyError{Object: id, Verb: "wait", Reason: ReasonInvalid, Err: errors.New(last.Message)}
+		}
+		return false, nil
+	}
+	if current != nil {
+		if done, err := check(current); done {
+			return err
+		}
+	}
+	noteWait(ctx, "waiting for Established")
+	start, nudged := time.Now(), false
+	b := newBackoff(RetryOptions{Timeout: opts.EstablishTimeout, InitialBackoff: 50 * time.Millisecond, MaxBackoff: time.Second})
+	for {
+		// A watch without resourceVersion starts with the object as it
+		// is, then reports each change; it is renewed every
+		// establishNudge so that a lost connection cannot hang it.
+		wctx, wcancel := context.WithTimeout(ctx, establishNudge)
+		w, err := ri.Watch(wctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()})
+		if err == nil {
+			for ev := range w.ResultChan() {
+				obj, ok := ev.Object.(*unstructured.Unstructured)
+				if !ok || ev.Type == watch.Error || ev.Type == watch.Deleted {
+					continue
+				}
+				if done, err := check(obj); done {
+					w.Stop()
+					wcancel()
+					return err
+				}
+			}
+			w.Stop()
+		}
+		wcancel()
+		switch {
+		case ctx.Err() != nil:
+			return &ApplyError{Object: id, Verb: "wait", Reason: ReasonTimeout,
+				Err: fmt.Errorf("not Established after %s: %s", opts.EstablishTimeout, last.Message)}
+		case err != nil && !retryable(err) && !errors.Is(err, context.DeadlineExceeded):
+			return m.fail(ctx, id, "wait", err)
+		case err != nil:
+			if !b.wait(ctx, err) {
+				return m.fail(ctx, id, "wait", err)
+			}
+		case !nudged && time.Since(start) >= establishNudge && installing(lastObj):
+			nudged = true
+			noteWait(ctx, "nudging: Installing for "+establishNudge.String())
+			if err := m.nudge(ctx, ri, name); err != nil && !retryable(err) {
+				return m.fail(ctx, id, "wait", err)
+			}
+		}
+	}
+}
+
+// establishNudge is how long a CRD may stay Installing before it is nudged.
+const establishNudge = 10 * time.Second
+
+// installing reports a CRD whose names are accepted but that is not
+// Established.
+func installing(crd *unstructured.Unstructured) bool {
+	if crd == nil {
+		return false
+	}
+	c := conditions(crd)
+	return c["NamesAccepted"].Status == "True" && c["Established"].Status != "True"
+}
+
+// nudgeAnnotation is set and removed again to make kube-apiserver look at
+// a CustomResourceDefinition again.
+const nudgeAnnotation = "payload-apply.openshift.io/establish"
+
+// nudge changes the CRD and changes it back: two update events, which put
+// it back in kube-apiserver's establishing queue.
+func (m *Manager) nudge(ctx context.Context, ri dynamic.ResourceInterface, name string) error {
+	for _, patch := range []string{
+		`{"metadata":{"annotations":{"` + nudgeAnnotation + `":"retry"}}}`,
+		`{"metadata":{"annotations":{"` + nudgeAnnotation + `":null}}}`,
+	} {
+		if _, err := ri.Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: m.fieldManager}); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,344 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+
+	"github.com/payload-apply/payload-apply/test/apiserver"
+)
+
+// planned is one object of `render --list`.
+type planned struct {
+	level, file, apiVersion, kind, namespace, name string
+}
+
+func (p planned) gvk() schema.GroupVersionKind {
+	return schema.FromAPIVersionAndKind(p.apiVersion, p.kind)
+}
+
+// key identifies an object the way events name it ("Kind/ns/name").
+func (p planned) key() string {
+	if p.namespace == "" {
+		return p.kind + "/" + p.name
+	}
+	return p.kind + "/" + p.namespace + "/" + p.name
+}
+
+// plannedObjects lists the objects the real payload's default profile
+// applies.
+func plannedObjects(t *testing.T) []planned {
+	t.Helper()
+	r := cli(t, t.Context(), "render", "--list", "--payload", requireRealPayload(t))
+	if r.code != 0 {
+		t.Fatalf("render --list: exit %d: %s", r.code, r.stderr)
+	}
+	var out []planned
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		f := strings.Split(line, "\t")
+		if len(f) != 7 {
+			t.Fatalf("render --list line %q", line)
+		}
+		out = append(out, planned{level: f[0], file: f[2], apiVersion: f[3], kind: f[4], namespace: f[5], name: f[6]})
+	}
+	return out
+}
+
+// realRun is the outcome of applying the real payload to the shared
+// server, once per test binary.
+var realRun struct {
+	once   sync.Once
+	result result
+	events []event
+}
+
+func applyRealToShared(t *testing.T) (*apiserver.Server, result, []event) {
+	t.Helper()
+	s := apiserver.Shared(t)
+	payload := requireRealPayload(t)
+	realRun.once.Do(func() {
+		realRun.result = cli(t, context.Background(), "apply", "--kubeconfig="+s.Kubeconfig, "--payload="+payload, "-o", "json")
+		realRun.events = parseEvents(t, realRun.result.stdout)
+	})
+	if realRun.events == nil {
+		t.Fatal("the real payload was not applied to the shared server")
+	}
+	return s, realRun.result, realRun.events
+}
+
+// failures maps "Kind/ns/name" to the reason of every failed task.
+func failures(events []event) map[string]string {
+	out := map[string]string{}
+	for _, e := range events {
+		if e.Event == "task" && e.Action == "Failed" {
+			out[e.object()] = e.Reason
+		}
+	}
+	return out
+}
+
+// cluster is a client for reading what a server holds.
+type cluster struct {
+	client dynamic.Interface
+	mapper meta.RESTMapper
+}
+
+func newCluster(t *testing.T, cfg *rest.Config) *cluster {
+	t.Helper()
+	client, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &cluster{client: client, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))}
+}
+
+func (c *cluster) resource(t *testing.T, gvk schema.GroupVersionKind) (schema.GroupVersionResource, bool) {
+	m, err := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if meta.IsNoMatchError(err) {
+		return schema.GroupVersionResource{}, false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m.Resource, true
+}
+
+// state is what a server holds of the payload: for every planned object
+// that exists, its content without server-assigned fields; and, per
+// resource, the names of every object payload-apply manages (so that
+// duplicates would show).
+func (c *cluster) state(t *testing.T, objs []planned) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	lists := map[schema.GroupVersionResource]bool{}
+	for _, p := range objs {
+		gvr, ok := c.resource(t, p.gvk())
+		if !ok {
+			out[p.key()] = "resource type missing"
+			continue
+		}
+		lists[gvr] = true
+		u, err := c.client.Resource(gvr).Namespace(p.namespace).Get(t.Context(), p.name, metav1.GetOptions{})
+		if err != nil {
+			out[p.key()] = "absent"
+			continue
+		}
+		out[p.key()] = normalize(t, u)
+	}
+	for gvr := range lists {
+		l, err := c.client.Resource(gvr).List(t.Context(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, u := range l.Items {
+			for _, mf := range u.GetManagedFields() {
+				if mf.Manager == "payload-apply" {
+					names = append(names, u.GetNamespace()+"/"+u.GetName())
+					break
+				}
+			}
+		}
+		sort.Strings(names)
+		out["list "+gvr.String()] = strings.Join(names, " ")
+	}
+	return out
+}
+
+// normalize keeps what the payload decides: no status, no server metadata,
+// no allocated cluster IPs.
+func normalize(t *testing.T, u *unstructured.Unstructured) string {
+	obj := u.DeepCopy().Object
+	delete(obj, "status")
+	md := obj["metadata"].(map[string]any)
+	for k := range md {
+		switch k {
+		case "name", "namespace", "labels", "annotations", "ownerReferences":
+		default:
+			delete(md, k)
+		}
+	}
+	if u.GetKind() == "Service" {
+		unstructured.RemoveNestedField(obj, "spec", "clusterIP")
+		unstructured.RemoveNestedField(obj, "spec", "clusterIPs")
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// resourceVersions maps "Kind/ns/name" to the resourceVersion of every
+// planned object that exists.
+func (c *cluster) resourceVersions(t *testing.T, objs []planned) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, p := range objs {
+		gvr, ok := c.resource(t, p.gvk())
+		if !ok {
+			continue
+		}
+		u, err := c.client.Resource(gvr).Namespace(p.namespace).Get(t.Context(), p.name, metav1.GetOptions{})
+		if err == nil {
+			out[p.key()] = u.GetResourceVersion()
+		}
+	}
+	return out
+}
+
+// TestApplyRealPayload applies the real payload (default profile): objects
+// whose kind nothing defines fail as "resource type missing" without
+// stopping anything else, and a second apply writes nothing.
+func TestApplyRealPayload(t *testing.T) {
+	objs := plannedObjects(t)
+	s, r, events := applyRealToShared(t)
+	c := newCluster(t, s.RESTConfig())
+
+	t.Run("failures are classified and stop nothing else", func(t *testing.T) {
+		if r.code != 1 {
+			t.Fatalf("exit %d, want 1 (some kinds have no CRD in the payload):\n%s", r.code, r.stderr)
+		}
+		fails := failures(events)
+		tasks := map[string]event{}
+		for _, e := range events {
+			if e.Event == "task" {
+				tasks[e.object()] = e
+			}
+		}
+		missingKinds := map[string]int{}
+		for _, p := range objs {
+			_, served := c.resource(t, p.gvk())
+			reason, failed := fails[p.key()]
+			switch {
+			case !served && tasks[p.key()].Action == "Skipped":
+				// To be deleted, and its kind does not even exist.
+				if !strings.HasPrefix(tasks[p.key()].Message, "already gone") {
+					t.Errorf("%s: skipped: %s", p.key(), tasks[p.key()].Message)
+				}
+			case !served:
+				missingKinds[p.kind]++
+				if reason != "ResourceTypeMissing" {
+					t.Errorf("%s: kind not served, but reason %q", p.key(), reason)
+				}
+			case failed && reason != "NamespaceMissing":
+				t.Errorf("%s failed: %s", p.key(), reason)
+			}
+		}
+		for kind, n := range missingKinds {
+			t.Logf("resource type missing: %d %s", n, kind)
+		}
+		if len(missingKinds) == 0 {
+			t.Error("no object of a kind without CRD: the test proves nothing")
+		}
+		// Every line on stderr names one failure, and nothing was
+		// skipped for want of another node.
+		if n := strings.Count(r.stderr, "error: "); n != len(fails) {
+			t.Errorf("%d error lines for %d failures", n, len(fails))
+		}
+		if strings.Contains(r.stderr, "not applied: it requires") {
+			t.Errorf("nodes were skipped:\n%s", r.stderr)
+		}
+		if !strings.Contains(r.stderr, "error: release-manifests/0000_10_config-operator_03_servicemonitor.yaml#0: ServiceMonitor.monitoring.coreos.com/openshift-config-operator/config-operator: apply: resource type missing:") {
+			t.Errorf("no resource type missing line for the config operator's ServiceMonitor:\n%.2000s", r.stderr)
+		}
+		sum := summaryOf(t, events)
+		if *sum.Done != sum.Total || sum.Total != len(objs) {
+			t.Errorf("%d of %d tasks done, %d objects planned", *sum.Done, sum.Total, len(objs))
+		}
+	})
+
+	t.Run("a second apply writes nothing", func(t *testing.T) {
+		before := c.resourceVersions(t, objs)
+		r2 := cli(t, t.Context(), "apply", "--kubeconfig="+s.Kubeconfig, "--payload="+realPayload, "-o", "json")
+		ev := parseEvents(t, r2.stdout)
+		sum := summaryOf(t, ev)
+		if sum.Requests.Writes != 0 {
+			t.Errorf("%d write requests", sum.Requests.Writes)
+		}
+		if sum.Changes["Created"]+sum.Changes["Configured"] != 0 {
+			t.Errorf("changes: %v", sum.Changes)
+		}
+		if diff := cmp.Diff(before, c.resourceVersions(t, objs)); diff != "" {
+			t.Errorf("resourceVersions changed (-before +after):\n%s", diff)
+		}
+		if diff := cmp.Diff(failures(events), failures(ev)); diff != "" {
+			t.Errorf("failures differ (-first +second):\n%s", diff)
+		}
+	})
+}
+
+// TestApplyAcrossAPIServerRestart kills kube-apiserver in the middle of an
+// apply of the real payload and starts it again: the apply rides it out,
+// and the server ends up holding what an uninterrupted apply leaves.
+func TestApplyAcrossAPIServerRestart(t *testing.T) {
+	objs := plannedObjects(t)
+	shared, _, uninterrupted := applyRealToShared(t)
+	s := apiserver.New(t, apiserver.Options{})
+
+	bg := startCLI(t, t.Context(), "apply", "--kubeconfig="+s.Kubeconfig, "--payload="+realPayload, "-o", "json")
+	var killedAt int
+	for e := range bg.events {
+		if e.Event == "task" && *e.Done >= 150 && killedAt == 0 {
+			killedAt = *e.Done
+			if err := s.Kill(apiserver.APIServer); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Restart(t.Context(), apiserver.APIServer); err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	code, events := bg.wait(t)
+	if killedAt == 0 {
+		t.Fatal("the apply finished before kube-apiserver could be killed")
+	}
+	t.Logf("killed kube-apiserver after %d of %d tasks", killedAt, len(objs))
+	waits := map[string]bool{}
+	for _, e := range events {
+		if e.Event == "slow" {
+			for _, p := range e.Pending {
+				if i := strings.LastIndex(p.Message, " ("); i > 0 {
+					waits[p.Message[:i]] = true
+				}
+			}
+		}
+	}
+	t.Logf("what slow objects waited for: %v", waits)
+	if code != 1 {
+		t.Errorf("exit %d, want 1 as uninterrupted:\n%s", code, bg.stderr.String())
+	}
+	if diff := cmp.Diff(failures(uninterrupted), failures(events)); diff != "" {
+		t.Errorf("failures differ from an uninterrupted apply (-uninterrupted +interrupted):\n%s", diff)
+	}
+	want := newCluster(t, shared.RESTConfig()).state(t, objs)
+	got := newCluster(t, s.RESTConfig()).state(t, objs)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("state differs from an uninterrupted apply (-uninterrupted +interrupted):\n%s", diff)
+	}
+	if t.Failed() {
+		fmt.Println(bg.stderr.String())
+	}
+}
