@@ -184,7 +184,7 @@ func (o *applyOptions) Run(ctx context.Context, s IOStreams) error {
 	mgr.ExpectKinds(resourceapply.CRDKinds(objs)...)
 	mgr.ExpectNamespaces(resourceapply.Namespaces(objs)...)
 
-	prog.setTotal(len(p.Graph.Tasks))
+	prog.setTotal(len(p.Graph.Tasks), p.Graph.StepCount())
 	applyOpts := resourceapply.DefaultApplyOptions()
 	applyOpts.DryRun = o.dryRun == "server"
 	a := &clusterApplier{mgr: mgr, opts: applyOpts, changes: make([]resourceapply.Change, len(p.Graph.Tasks)), progress: prog,
@@ -228,28 +228,16 @@ func (o *applyOptions) Run(ctx context.Context, s IOStreams) error {
 	errs := runErrs
 
 	if o.wait && !applyOpts.DryRun && ctx.Err() == nil {
-		var waitFor []*unstructured.Unstructured
-		for i, t := range p.Graph.Tasks {
-			if t.Manifest.IsDelete() {
-				continue
-			}
-			switch a.changes[i].Action {
-			case resourceapply.Created, resourceapply.Configured, resourceapply.Unchanged, resourceapply.Skipped:
-				waitFor = append(waitFor, t.Manifest.Obj)
-			}
-		}
-		werr := mgr.Wait(ctx, waitFor, resourceapply.WaitOptions{
-			Interval: time.Second,
-			Progress: func(w resourceapply.WaitProgress) { prog.wait("applied objects", w) },
-		})
-		if werr != nil {
-			errs = append(errs, werr)
-		}
+		errs = append(errs, a.wait(ctx, p)...)
 	}
 
-	changes := &resourceapply.ChangeSet{}
-	for i := range p.Graph.Tasks {
-		if a.changes[i].Action != "" {
+	changes, stepChanges := &resourceapply.ChangeSet{}, &resourceapply.ChangeSet{}
+	for i, t := range p.Graph.Tasks {
+		switch {
+		case a.changes[i].Action == "":
+		case t.IsStep():
+			stepChanges.Add(a.changes[i])
+		default:
 			changes.Add(a.changes[i])
 		}
 	}
@@ -257,7 +245,7 @@ func (o *applyOptions) Run(ctx context.Context, s IOStreams) error {
 	for _, e := range errs {
 		lines = append(lines, errorLines(e)...)
 	}
-	prog.summary(len(errs) == 0, time.Since(start), changes, requests.reads.Load(), requests.writes.Load(), lines)
+	prog.summary(len(errs) == 0, time.Since(start), changes, stepChanges, requests.reads.Load(), requests.writes.Load(), lines)
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
@@ -326,17 +314,23 @@ func (a *clusterApplier) slow(now time.Time, d time.Duration) []resourceapply.Pe
 	sort.Slice(fs, func(i, j int) bool { return fs[i].start.Before(fs[j].start) })
 	out := make([]resourceapply.Pending, len(fs))
 	for i, f := range fs {
-		out[i] = resourceapply.Pending{Object: f.task.Manifest.ID(),
-			Message: fmt.Sprintf("%s (%s)", f.why, now.Sub(f.start).Round(time.Second))}
+		id := manifest.ID{Kind: "step", Name: f.task.Describe()}
+		if f.task.Manifest != nil {
+			id = f.task.Manifest.ID()
+		}
+		out[i] = resourceapply.Pending{Object: id, Message: fmt.Sprintf("%s (%s)", f.why, now.Sub(f.start).Round(time.Second))}
 	}
 	return out
 }
 
 var _ payload.Applier = &clusterApplier{}
 
-// Apply applies one object; a Job is then waited on until complete, since
-// it is a barrier.
+// Apply applies one object (a Job is then waited on until complete, since
+// it is a barrier), or runs one step.
 func (a *clusterApplier) Apply(ctx context.Context, t *payload.Task) error {
+	if t.IsStep() {
+		return a.runStep(ctx, t)
+	}
 	m := t.Manifest
 	f := &flight{task: t, start: time.Now(), why: "applying"}
 	a.mu.Lock()
@@ -382,8 +376,5 @@ func (a *clusterApplier) change(t *payload.Task) resourceapply.Change {
 }
 
 func levelOf(t *payload.Task) string {
-	if l, _, ok := payload.ParseFileName(t.Manifest.OriginalFilename); ok {
-		return levelName(l)
-	}
-	return "unordered"
+	return levelName(t.RunLevel())
 }
