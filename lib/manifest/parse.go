@@ -244,8 +244,25 @@ func baseName(file string) string {
 	return file
 }
 
-// decodeDocument returns nil, nil for empty and null documents.
+// decodeDocument returns nil, nil for empty and null documents. YAML
+// documents take the direct path (decodeYAMLFast) when it can vouch for the
+// result, else the reference path (decodeSlow), which also words the errors.
 func decodeDocument(d Document) (*Manifest, error) {
+	if !d.JSON {
+		if isBlankYAML(d.Data) {
+			return nil, nil
+		}
+		if m, ok := decodeYAMLFast(d.Data); ok {
+			return m, nil
+		}
+	}
+	return decodeSlow(d)
+}
+
+// decodeSlow decodes a document the way library-go's ParseManifests does:
+// YAML to JSON with sigs.k8s.io/yaml, then Manifest.UnmarshalJSON (the
+// universal decoder).
+func decodeSlow(d Document) (*Manifest, error) {
 	raw := d.Data
 	if !d.JSON {
 		if isBlankYAML(raw) {

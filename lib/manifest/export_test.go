@@ -1,0 +1,7 @@
+package manifest
+
+// Hooks for the external tests of this package.
+var (
+	DecodeYAMLFast = decodeYAMLFast
+	DecodeSlow     = decodeSlow
+)
