@@ -1,7 +1,6 @@
 package manifest
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -155,47 +154,53 @@ func splitJSON(data []byte) (docs []Document, ok bool, err error) {
 
 func splitYAML(data []byte) ([]Document, error) {
 	var docs []Document
-	var buf bytes.Buffer
 	line, docLine := 0, 1
 	seenSeparator := false
-	flush := func() {
+	// A document is the run of lines between two separators, so its Data is
+	// a slice of data (the separator lines are left out).
+	docStart := 0
+	flush := func(end int) {
 		// Before the first separator, a blank or comment-only preamble is no
 		// document; after it, every chunk is one (empty ones included).
-		if seenSeparator || !isBlankYAML(buf.Bytes()) {
-			docs = append(docs, Document{Index: len(docs), Line: docLine, Data: append([]byte(nil), buf.Bytes()...)})
+		chunk := data[docStart:end:end]
+		if seenSeparator || !isBlankYAML(chunk) {
+			docs = append(docs, Document{Index: len(docs), Line: docLine, Data: chunk})
 		}
-		buf.Reset()
 	}
-	r := bufio.NewReader(bytes.NewReader(data))
-	for {
-		text, err := r.ReadBytes('\n')
-		if len(text) > 0 {
-			line++
-			if bytes.HasPrefix(text, []byte("---")) {
-				rest := strings.TrimSpace(string(text[3:]))
-				if rest != "" && rest[0] != '#' {
-					return nil, fmt.Errorf("line %d: invalid YAML document separator: %s", line, rest)
-				}
-				flush()
-				seenSeparator = true
-				docLine = line + 1
-			} else {
-				buf.Write(text)
+	for pos := 0; pos < len(data); {
+		next := len(data)
+		if i := bytes.IndexByte(data[pos:], '\n'); i >= 0 {
+			next = pos + i + 1
+		}
+		text := data[pos:next]
+		line++
+		if bytes.HasPrefix(text, []byte("---")) {
+			rest := strings.TrimSpace(string(text[3:]))
+			if rest != "" && rest[0] != '#' {
+				return nil, fmt.Errorf("line %d: invalid YAML document separator: %s", line, rest)
 			}
+			flush(pos)
+			seenSeparator = true
+			docLine = line + 1
+			docStart = next
 		}
-		if err != nil {
-			break
-		}
+		pos = next
 	}
-	if buf.Len() > 0 {
-		flush()
+	if docStart < len(data) {
+		flush(len(data))
 	}
 	return docs, nil
 }
 
 // isBlankYAML reports whether b holds only whitespace and comments.
 func isBlankYAML(b []byte) bool {
-	for _, l := range bytes.Split(b, []byte("\n")) {
+	for len(b) > 0 {
+		l := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			l, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
 		l = bytes.TrimSpace(l)
 		if len(l) > 0 && l[0] != '#' {
 			return false
