@@ -65,6 +65,11 @@ type LoadOptions struct {
 	ClusterProfile string
 	// Parallelism bounds the number of files parsed at once; 0 means GOMAXPROCS.
 	Parallelism int
+	// KeepData keeps each file's text in File.Data after parsing (validate
+	// lints it). Otherwise Data is dropped once the file is parsed: the
+	// objects are what the other commands use, and a payload's text is as
+	// big as the payload (100 MB for ten releases).
+	KeepData bool
 }
 
 // DefaultProfile is the cluster profile in effect when nothing names one.
@@ -74,7 +79,8 @@ const DefaultProfile = "self-managed-high-availability"
 type File struct {
 	// Path is relative to the payload root, slash-separated.
 	Path string
-	// Data is the file's content (rendered, for manifests/).
+	// Data is the file's content (rendered, for manifests/); nil unless
+	// the payload was loaded with LoadOptions.KeepData.
 	Data []byte
 	// Manifests are the objects parsed from Data, in document order.
 	Manifests []manifest.Manifest
@@ -213,7 +219,7 @@ func Load(fsys fs.FS, opts LoadOptions) (*Payload, error) {
 	for i, rf := range releaseFiles {
 		p.Files[len(cvo)+i] = &File{Path: rf.path, Data: rf.data}
 	}
-	errs = append(errs, parseFiles(p.Files, opts.Parallelism)...)
+	errs = append(errs, parseFiles(p.Files, opts)...)
 	return p, errors.Join(errs...)
 }
 
@@ -227,7 +233,7 @@ func (p *Payload) WithProfile(profile string) (*Payload, error) {
 	q := *p
 	q.opts.ClusterProfile = profile
 	cvo, findings := q.renderTemplates(profile)
-	if errs := parseFiles(cvo, p.opts.Parallelism); len(errs) > 0 {
+	if errs := parseFiles(cvo, p.opts); len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
 	// The templated files come first in load order; keep the rest as they are.
@@ -306,8 +312,10 @@ func renderTemplate(name string, in []byte, data templateData) ([]byte, error) {
 }
 
 // parseFiles parses files in parallel, each result in its own slot, and
-// returns the errors in file order.
-func parseFiles(files []*File, parallelism int) []error {
+// returns the errors in file order. It drops the files' Data unless
+// opts.KeepData.
+func parseFiles(files []*File, opts LoadOptions) []error {
+	parallelism := opts.Parallelism
 	if parallelism <= 0 {
 		parallelism = runtime.GOMAXPROCS(0)
 	}
@@ -320,6 +328,9 @@ func parseFiles(files []*File, parallelism int) []error {
 			defer wg.Done()
 			for i := range next {
 				files[i].Manifests, errs[i] = manifest.Parse(files[i].Path, files[i].Data)
+				if !opts.KeepData {
+					files[i].Data = nil
+				}
 			}
 		}()
 	}

@@ -21,7 +21,8 @@ import (
 // overlays each profile applies, built over its selection (for every profile
 // and feature set, or only those opts names), overlays no profile applies,
 // image references, and file names the task graph cannot order. The error is for problems that stop
-// validation itself (an unreadable payload, unknown options).
+// validation itself (an unreadable payload, unknown options, an
+// opts.Loaded payload loaded without payload.LoadOptions.KeepData).
 func Validate(opts Options) ([]manifest.Finding, error) {
 	return validate(opts, false, nil)
 }
@@ -54,7 +55,7 @@ func validate(opts Options, release bool, labels map[string]string) ([]manifest.
 	var findings []manifest.Finding
 	if p == nil {
 		var err error
-		p, err = payload.Load(fsys, payload.LoadOptions{ReleaseImage: opts.ReleaseImage, ClusterProfile: opts.Profile})
+		p, err = payload.Load(fsys, payload.LoadOptions{ReleaseImage: opts.ReleaseImage, ClusterProfile: opts.Profile, KeepData: true})
 		if p == nil {
 			return nil, err
 		}
@@ -64,6 +65,9 @@ func validate(opts Options, release bool, labels map[string]string) ([]manifest.
 
 	linter := manifest.NewLinter(set.Names())
 	for _, f := range p.Files {
+		if f.Data == nil && len(f.Manifests) > 0 {
+			return nil, fmt.Errorf("%s: the payload was loaded without its text (payload.LoadOptions.KeepData): cannot lint it", f.Path)
+		}
 		docs, err := manifest.SplitDocuments(f.Data)
 		if err == nil {
 			for _, d := range docs {

@@ -41,18 +41,19 @@ import (
 //     encoding the result gives the same JSON text again (-0 and integers
 //     beyond int64 do not, so they take the reference path).
 //
-// Raw is json.Marshal of the converted tree: every value encodes to the
-// same text as the value YAMLToJSON held (see above), so Raw is
-// byte-for-byte what YAMLToJSON returns. The unexported resource id of
+// So every value encodes to the same JSON text as the value YAMLToJSON
+// held, and json.Marshal of the tree is byte-for-byte what YAMLToJSON
+// returns (Raw is not kept, see Manifest). The unexported resource id of
 // library-go's Manifest is set through its exported UnmarshalJSON on a
 // small object holding only apiVersion, kind, name and namespace, after
-// which Raw and Obj are replaced by the full document; GVK and the id only
-// depend on those four fields. TestFastDecodeMatchesReference and
-// FuzzFastDecode check the equivalence.
+// which Obj is replaced by the full document; GVK and the id only depend
+// on those four fields. TestFastDecodeMatchesReference and FuzzFastDecode
+// check the equivalence: the same tree (types included), the same JSON
+// text, GVK and id.
 //
 // Map keys are interned (unique.Make): a payload repeats a few hundred keys
 // (CRD schemas above all) hundreds of thousands of times.
-func decodeYAMLFast(data []byte) (*Manifest, bool) {
+func decodeYAMLFast(data []byte, values map[string]any) (*Manifest, bool) {
 	var tree any
 	if err := yamlv2.Unmarshal(data, &tree); err != nil {
 		return nil, false
@@ -61,7 +62,8 @@ func decodeYAMLFast(data []byte) (*Manifest, bool) {
 	if !ok {
 		return nil, false
 	}
-	obj, ok := convertMap(top)
+	cv := converter{values: values}
+	obj, ok := cv.convertMap(top)
 	if !ok {
 		return nil, false
 	}
@@ -92,15 +94,11 @@ func decodeYAMLFast(data []byte) (*Manifest, bool) {
 	if err != nil {
 		return nil, false
 	}
-	raw, err := json.Marshal(obj)
-	if err != nil {
-		return nil, false
-	}
 	m := &Manifest{}
 	if err := m.Manifest.UnmarshalJSON(headRaw); err != nil {
 		return nil, false
 	}
-	m.Raw = raw
+	m.Raw = nil
 	m.Obj = &unstructured.Unstructured{Object: obj}
 	return m, true
 }
@@ -149,14 +147,26 @@ func equalFoldASCIIOrOther(k, name string) bool {
 	return true
 }
 
-func convertMap(in map[any]any) (map[string]any, bool) {
+// converter turns go-yaml's tree into the universal decoder's. values
+// holds the boxed short strings met so far (in one file), so that the many
+// repetitions of "string", "object", "true" share one interface value
+// instead of allocating one each: the objects are not changed in place by
+// anyone, and a boxed string is immutable anyway.
+type converter struct {
+	values map[string]any
+}
+
+// maxSharedValue bounds the strings converter shares.
+const maxSharedValue = 32
+
+func (c converter) convertMap(in map[any]any) (map[string]any, bool) {
 	out := make(map[string]any, len(in))
 	for k, v := range in {
 		ks, ok := k.(string)
 		if !ok || !utf8.ValidString(ks) {
 			return nil, false
 		}
-		cv, ok := convertValue(v)
+		cv, ok := c.convertValue(v)
 		if !ok {
 			return nil, false
 		}
@@ -165,21 +175,31 @@ func convertMap(in map[any]any) (map[string]any, bool) {
 	return out, true
 }
 
-func convertValue(v any) (any, bool) {
+func (c converter) convertValue(v any) (any, bool) {
 	switch t := v.(type) {
 	case string:
-		return t, utf8.ValidString(t)
+		if !utf8.ValidString(t) {
+			return nil, false
+		}
+		if len(t) > maxSharedValue || c.values == nil {
+			return t, true
+		}
+		if shared, ok := c.values[t]; ok {
+			return shared, true
+		}
+		c.values[t] = v
+		return v, true
 	case bool, nil:
 		return t, true
 	case int:
 		return int64(t), true
 	case map[any]any:
-		return convertMap(t)
+		return c.convertMap(t)
 	case []any:
 		out := make([]any, len(t))
 		for i, e := range t {
 			var ok bool
-			if out[i], ok = convertValue(e); !ok {
+			if out[i], ok = c.convertValue(e); !ok {
 				return nil, false
 			}
 		}

@@ -17,8 +17,13 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// Manifest is one object of a payload file: library-go's manifest (Raw JSON,
-// GVK and the unstructured Obj) plus where it came from.
+// Manifest is one object of a payload file: library-go's manifest (GVK and
+// the unstructured Obj) plus where it came from.
+//
+// library-go's Raw (the object as JSON) is not kept: it is nil in every
+// Manifest this module makes. It would add about two thirds of the
+// payload's size on disk to the memory of every command, and nothing reads
+// it; marshal Obj when JSON is needed.
 type Manifest struct {
 	lgmanifest.Manifest
 
@@ -224,8 +229,9 @@ func Parse(file string, data []byte) ([]Manifest, error) {
 	}
 	out := make([]Manifest, 0, len(docs))
 	var errs []error
+	values := map[string]any{}
 	for _, d := range docs {
-		m, err := decodeDocument(d)
+		m, err := decodeDocument(d, values)
 		if err != nil {
 			errs = append(errs, &ParseError{File: file, Doc: d.Index, Line: d.Line, Err: err})
 			continue
@@ -252,16 +258,21 @@ func baseName(file string) string {
 // decodeDocument returns nil, nil for empty and null documents. YAML
 // documents take the direct path (decodeYAMLFast) when it can vouch for the
 // result, else the reference path (decodeSlow), which also words the errors.
-func decodeDocument(d Document) (*Manifest, error) {
+// Raw is dropped (see Manifest).
+func decodeDocument(d Document, values map[string]any) (*Manifest, error) {
 	if !d.JSON {
 		if isBlankYAML(d.Data) {
 			return nil, nil
 		}
-		if m, ok := decodeYAMLFast(d.Data); ok {
+		if m, ok := decodeYAMLFast(d.Data, values); ok {
 			return m, nil
 		}
 	}
-	return decodeSlow(d)
+	m, err := decodeSlow(d)
+	if m != nil {
+		m.Raw = nil
+	}
+	return m, err
 }
 
 // decodeSlow decodes a document the way library-go's ParseManifests does:
@@ -376,5 +387,6 @@ func FromObject(file string, doc int, obj map[string]any) (*Manifest, error) {
 		return nil, err
 	}
 	m.OriginalFilename = baseName(file)
+	m.Raw = nil
 	return m, nil
 }

@@ -366,5 +366,6 @@ func newManifest(u *unstructured.Unstructured, file string, doc, line int) (*man
 		return nil, err
 	}
 	m.OriginalFilename = path.Base(file)
+	m.Raw = nil // not kept (see manifest.Manifest)
 	return m, nil
 }
