@@ -47,7 +47,7 @@ func (p *Plan) Rendered() []*manifest.Manifest {
 func (p *Plan) WriteYAML(w io.Writer) error {
 	var b bytes.Buffer
 	for _, m := range p.Rendered() {
-		data, err := MarshalObject(m)
+		data, err := p.cache.marshal(m)
 		if err != nil {
 			return err
 		}
@@ -154,7 +154,7 @@ func (p *Plan) WriteDir(dir string) ([]string, error) {
 				b.WriteByte('\n')
 				continue
 			}
-			data, err := MarshalObject(m)
+			data, err := p.cache.marshal(m)
 			if err != nil {
 				return written, err
 			}

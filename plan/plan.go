@@ -24,6 +24,8 @@ type Options struct {
 	// Loaded, when set, is used instead of loading Payload again (for
 	// planning several selections of one payload).
 	Loaded *payload.Payload
+	// Cache, when set, shares work between plans of Loaded (see Cache).
+	Cache *Cache
 	// ReleaseImage is {{.ReleaseImage}} for manifests/ templates.
 	ReleaseImage string
 
@@ -121,6 +123,8 @@ type Plan struct {
 	Steps []component.StepSpec
 	// Findings are warnings met on the way (never errors).
 	Findings []manifest.Finding
+
+	cache *Cache // Options.Cache
 }
 
 // Build runs the pipeline. Errors name the file and document where there is
@@ -152,13 +156,14 @@ func BuildContext(ctx context.Context, opts Options) (*Plan, error) {
 		Selector:       r.selector,
 		Selection:      selection,
 		Findings:       append([]manifest.Finding(nil), r.payload.Findings...),
+		cache:          opts.Cache,
 	}
 	objs := selection.Included
 	if !opts.SkipOverlays {
 		if pl.Overlays, err = findOverlays(r.merged, overlaySources(opts)); err != nil {
 			return nil, err
 		}
-		res, err := applyOverlays(objs, pl.Overlays)
+		res, err := applyOverlays(opts.Cache.overlayCache(), objs, pl.Overlays)
 		if err != nil {
 			return nil, err
 		}
@@ -261,7 +266,7 @@ func resolve(opts Options) (*resolved, error) {
 		if p, err = payload.Load(fsys, payload.LoadOptions{ReleaseImage: opts.ReleaseImage, ClusterProfile: profile}); err != nil {
 			return nil, err
 		}
-	} else if p, err = p.WithProfile(profile); err != nil {
+	} else if p, err = opts.Cache.withProfile(p, profile); err != nil {
 		return nil, err
 	}
 

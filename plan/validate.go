@@ -62,6 +62,11 @@ func validate(opts Options, release bool, labels map[string]string) ([]manifest.
 		findings = append(findings, errorFindings(err)...)
 	}
 	findings = append(findings, p.Findings...)
+	if opts.Cache == nil {
+		// The matrix of profiles and feature sets below shares the
+		// profiles' templates and the overlay builds.
+		opts.Cache = NewCache()
+	}
 
 	linter := manifest.NewLinter(set.Names())
 	for _, f := range p.Files {
