@@ -10,8 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/payload-apply/payload-apply/lib/manifest"
 	"github.com/payload-apply/payload-apply/lib/overlay"
 	"github.com/payload-apply/payload-apply/payload"
@@ -19,7 +17,7 @@ import (
 
 // MarshalObject returns the object as YAML (keys sorted, as kubectl prints).
 func MarshalObject(m *manifest.Manifest) ([]byte, error) {
-	out, err := yaml.Marshal(m.Obj.Object)
+	out, err := manifest.MarshalYAML(m.Obj.Object)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s: marshal: %w", m.Position(), m.ID(), err)
 	}
