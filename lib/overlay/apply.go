@@ -128,13 +128,16 @@ func Apply(objs []*manifest.Manifest, overlays []*Overlay) (*Result, error) {
 // on to the objects of its entries. A Cache is safe for concurrent use;
 // the nil *Cache remembers nothing.
 type Cache struct {
-	mu      sync.Mutex
-	entries map[string][]*cacheEntry
+	mu       sync.Mutex
+	building map[string]*sync.Mutex // one build of an overlay at a time, so that no two do the same work
+	entries  map[string][]*cacheEntry
+	objects  map[string]map[state]state // overlays whose objects are independent (narrowing.perObject)
+	prepared map[string]*prepared
 }
 
 // NewCache returns an empty Cache.
 func NewCache() *Cache {
-	return &Cache{entries: map[string][]*cacheEntry{}}
+	return &Cache{building: map[string]*sync.Mutex{}, entries: map[string][]*cacheEntry{}, objects: map[string]map[state]state{}, prepared: map[string]*prepared{}}
 }
 
 // cacheEntry is one overlay build: the objects given to kustomize, and
@@ -158,6 +161,41 @@ func (c *Cache) lookup(key string, in []state) *cacheEntry {
 		}
 	}
 	return nil
+}
+
+// prepare returns o.prepare(), once per overlay file. A prepared overlay is
+// only read once its objects are written, which build does under buildMu.
+func (c *Cache) prepare(o *Overlay) (*prepared, error) {
+	if c == nil {
+		return o.prepare()
+	}
+	c.mu.Lock()
+	p, ok := c.prepared[o.File]
+	c.mu.Unlock()
+	if ok {
+		return p, nil
+	}
+	p, err := o.prepare()
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.prepared[o.File] = p
+	c.mu.Unlock()
+	return p, nil
+}
+
+// lockBuilds takes the lock of the builds of key, and returns its release.
+func (c *Cache) lockBuilds(key string) func() {
+	c.mu.Lock()
+	l, ok := c.building[key]
+	if !ok {
+		l = &sync.Mutex{}
+		c.building[key] = l
+	}
+	c.mu.Unlock()
+	l.Lock()
+	return l.Unlock
 }
 
 func (c *Cache) store(key string, e *cacheEntry) {
@@ -208,10 +246,7 @@ const memRoot = "/overlay"
 // applyCached runs the overlay over in: the objects it may touch go to
 // kustomize (or to c, when it has seen them), the others pass through.
 func (o *Overlay) applyCached(in []state, c *Cache, narrow bool) ([]state, []Change, error) {
-	if err := o.Check(); err != nil {
-		return nil, nil, err
-	}
-	mem, err := o.prepare()
+	mem, err := c.prepare(o)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -226,6 +261,14 @@ func (o *Overlay) applyCached(in []state, c *Cache, narrow bool) ([]state, []Cha
 	key := o.File
 	if !narrow {
 		key += "\x00full"
+	}
+	if c != nil {
+		// kustomize builds run one at a time anyway (buildMu).
+		unlock := c.lockBuilds(key)
+		defer unlock()
+	}
+	if narrow && mem.narrowing != nil && mem.narrowing.perObject && c != nil {
+		return c.applyPerObject(o, mem, key, in, feed, fed)
 	}
 	e := c.lookup(key, fed)
 	if e == nil {
@@ -249,6 +292,66 @@ func (o *Overlay) applyCached(in []state, c *Cache, narrow bool) ([]state, []Cha
 	return append(out, e.added...), e.changes, nil
 }
 
+// applyPerObject is applyCached for an overlay whose patches each touch
+// an object without regard to the others (narrowing.perObject): what the
+// overlay made of an object is remembered object by object, and kustomize
+// only gets the objects it has not seen yet. The changes come in the order
+// a build of all of them gives: modified objects in input order (kustomize
+// keeps the order; these overlays add nothing), then deleted ones.
+func (c *Cache) applyPerObject(o *Overlay, mem *prepared, key string, in []state, feed []bool, fed []state) ([]state, []Change, error) {
+	c.mu.Lock()
+	known := c.objects[key]
+	var missing []state
+	for _, s := range fed {
+		if _, ok := known[s]; !ok {
+			missing = append(missing, s)
+		}
+	}
+	c.mu.Unlock()
+	if len(missing) > 0 || known == nil {
+		e, err := o.build(mem, missing)
+		if err != nil {
+			return nil, nil, err
+		}
+		c.mu.Lock()
+		if c.objects[key] == nil {
+			c.objects[key] = map[state]state{}
+		}
+		for j, s := range missing {
+			c.objects[key][s] = e.out[j]
+		}
+		known = c.objects[key]
+		c.mu.Unlock()
+	}
+	c.mu.Lock()
+	results := make([]state, len(fed))
+	for j, s := range fed {
+		results[j] = known[s]
+	}
+	c.mu.Unlock()
+	out := make([]state, 0, len(in))
+	var changes, deleted []Change
+	j := 0
+	for i, s := range in {
+		if !feed[i] {
+			out = append(out, s)
+			continue
+		}
+		r := results[j]
+		j++
+		switch {
+		case r.m == nil:
+			deleted = append(deleted, Change{Overlay: o.File, Action: Deleted, Source: s.source})
+		case r.m != s.m:
+			changes = append(changes, Change{Overlay: o.File, Action: Modified, Source: s.source, Object: r.m})
+			out = append(out, r)
+		default:
+			out = append(out, r)
+		}
+	}
+	return out, append(changes, deleted...), nil
+}
+
 // prepared is an overlay copied into kustomize's in-memory file system,
 // ready for its objects.
 type prepared struct {
@@ -256,7 +359,11 @@ type prepared struct {
 	narrowing *narrowing // nil: every object goes to kustomize
 }
 
+// prepare Checks the overlay and copies it.
 func (o *Overlay) prepare() (*prepared, error) {
+	if err := o.Check(); err != nil {
+		return nil, err
+	}
 	fail := func(format string, args ...any) error {
 		return &Error{File: o.File, Err: fmt.Errorf(format, args...)}
 	}
@@ -289,11 +396,14 @@ func (o *Overlay) build(mem *prepared, in []state) (*cacheEntry, error) {
 		input.Write(data)
 		input.WriteByte('\n')
 	}
-	if err := mem.fs.WriteFile(memRoot+"/"+InputFile, input.Bytes()); err != nil {
+	// The prepared copy may be shared (Cache): write the objects and build
+	// under the lock.
+	buildMu.Lock()
+	err := mem.fs.WriteFile(memRoot+"/"+InputFile, input.Bytes())
+	if err != nil {
+		buildMu.Unlock()
 		return nil, fail("write the objects: %w", err)
 	}
-
-	buildMu.Lock()
 	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(mem.fs, memRoot)
 	buildMu.Unlock()
 	if err != nil {

@@ -37,6 +37,18 @@ import (
 type narrowing struct {
 	targets []*types.SelectorRegex
 	named   map[[2]string]bool // kind, name of untargeted strategic merge patches
+
+	// perObject is true when what the overlay makes of an object depends
+	// on that object alone, so that a build over some objects gives each
+	// of them what a build over all of them would: every patch has a
+	// target (an untargeted one fails when its object is missing), no
+	// patch has options (allowNameChange and allowKindChange let a
+	// strategic merge patch rename; without them kustomize keeps the name,
+	// namespace and kind), and no JSON 6902 operation touches the root,
+	// metadata as a whole, the name, the namespace, the kind or the
+	// apiVersion (which would rename the object, and could make two
+	// objects one).
+	perObject bool
 }
 
 // narrowingOf returns the narrowing of a kustomization (parsed as YAML),
@@ -58,7 +70,7 @@ func narrowingOf(k map[string]any, read func(string) ([]byte, error)) *narrowing
 	if !ok {
 		return nil
 	}
-	n := &narrowing{named: map[[2]string]bool{}}
+	n := &narrowing{named: map[[2]string]bool{}, perObject: true}
 	for _, p := range patches {
 		entry, ok := p.(map[string]any)
 		if !ok {
@@ -69,11 +81,18 @@ func narrowingOf(k map[string]any, read func(string) ([]byte, error)) *narrowing
 				return nil
 			}
 		}
+		if _, ok := entry["options"]; ok {
+			n.perObject = false
+		}
 		if entry["target"] == nil {
 			if !n.addNamed(entry, read) {
 				return nil
 			}
+			n.perObject = false
 			continue
+		}
+		if n.perObject && !keepsIdentity(entry, read) {
+			n.perObject = false
 		}
 		target, ok := entry["target"].(map[string]any)
 		if !ok {
@@ -97,24 +116,73 @@ func narrowingOf(k map[string]any, read func(string) ([]byte, error)) *narrowing
 	return n
 }
 
-// addNamed adds the objects an untargeted patch entry names: it must be
-// strategic merge patches (documents that each have a kind and a name).
-func (n *narrowing) addNamed(entry map[string]any, read func(string) ([]byte, error)) bool {
-	var text []byte
-	switch p, inline := entry["patch"].(string); {
-	case inline:
-		text = []byte(p)
-	case entry["path"] != nil:
-		path, ok := entry["path"].(string)
+// patchText returns the text of a patch entry: its inline patch or the
+// file its path names.
+func patchText(entry map[string]any, read func(string) ([]byte, error)) ([]byte, bool) {
+	if p, ok := entry["patch"].(string); ok {
+		return []byte(p), true
+	}
+	path, ok := entry["path"].(string)
+	if !ok {
+		return nil, false
+	}
+	data, err := read(path)
+	if err != nil {
+		return nil, false
+	}
+	return data, true
+}
+
+// keepsIdentity reports whether a targeted patch cannot change the name,
+// namespace, kind or apiVersion of what it patches (see
+// narrowing.perObject): a strategic merge patch, or JSON 6902 operations
+// none of whose paths (or from paths) is one of those fields, their
+// parent metadata, or the root.
+func keepsIdentity(entry map[string]any, read func(string) ([]byte, error)) bool {
+	text, ok := patchText(entry, read)
+	if !ok {
+		return false
+	}
+	var doc any
+	if err := yaml.Unmarshal(text, &doc); err != nil {
+		return false
+	}
+	ops, ok := doc.([]any)
+	if !ok {
+		// A strategic merge patch.
+		return true
+	}
+	for _, op := range ops {
+		m, ok := op.(map[string]any)
 		if !ok {
 			return false
 		}
-		data, err := read(path)
-		if err != nil {
-			return false
+		for _, field := range []string{"path", "from"} {
+			v, present := m[field]
+			if !present {
+				continue
+			}
+			p, ok := v.(string)
+			if !ok {
+				return false
+			}
+			switch {
+			case p == "", p == "/", p == "/metadata",
+				// Also /metadata/namespace.
+				strings.HasPrefix(p, "/metadata/name"),
+				strings.HasPrefix(p, "/kind"), strings.HasPrefix(p, "/apiVersion"):
+				return false
+			}
 		}
-		text = data
-	default:
+	}
+	return true
+}
+
+// addNamed adds the objects an untargeted patch entry names: it must be
+// strategic merge patches (documents that each have a kind and a name).
+func (n *narrowing) addNamed(entry map[string]any, read func(string) ([]byte, error)) bool {
+	text, ok := patchText(entry, read)
+	if !ok {
 		return false
 	}
 	docs, err := manifest.SplitDocuments(text)

@@ -1,6 +1,7 @@
 package overlay
 
 import (
+	"fmt"
 	"testing"
 
 	"sigs.k8s.io/yaml"
@@ -29,27 +30,41 @@ func TestNarrowing(t *testing.T) {
 		"json.yaml":   "- op: add\n  path: /a\n  value: 1\n",
 		"noname.yaml": "apiVersion: v1\nkind: ConfigMap\n",
 	}
-	read := func(p string) ([]byte, error) { return []byte(files[p]), nil }
+	read := func(p string) ([]byte, error) {
+		data, ok := files[p]
+		if !ok {
+			return nil, fmt.Errorf("%s: no such file", p)
+		}
+		return []byte(data), nil
+	}
+	files["rename.yaml"] = "- op: replace\n  path: /metadata/namespace\n  value: x\n"
+	files["move.yaml"] = "- op: move\n  from: /kind\n  path: /spec/kind\n"
+	files["labels.yaml"] = "- op: add\n  path: /metadata/labels/a\n  value: b\n"
 	tests := []struct {
 		name          string
 		kustomization string
 		want          []string // nil: no narrowing
+		perObject     bool
 	}{
-		{"by group and kind", "patches:\n- path: x.yaml\n  target: {group: apps, kind: Deployment}\n", []string{"deployment", "noNamespace", "list", "local"}},
-		{"by namespace", "patches:\n- path: x.yaml\n  target: {kind: Deployment, namespace: ns1}\n", []string{"deployment", "list", "local"}},
-		{"the default namespace matches objects without one", "patches:\n- path: x.yaml\n  target: {kind: Deployment, namespace: default}\n", []string{"noNamespace", "list", "local"}},
-		{"cluster-scoped objects match kustomize's mark", "patches:\n- path: x.yaml\n  target: {namespace: _non_namespaceable_}\n", []string{"deployment", "noNamespace", "crd", "cm", "list", "local"}},
-		{"name regex", "patches:\n- path: x.yaml\n  target: {name: 'op|things\\..*'}\n", []string{"deployment", "crd", "cm", "list", "local"}},
-		{"label selectors are ignored", "patches:\n- path: x.yaml\n  target: {kind: ConfigMap, labelSelector: 'a=b'}\n", []string{"cm", "list", "local"}},
-		{"untargeted strategic merge patches by kind and name", "patches:\n- path: smp.yaml\n", []string{"cm", "list", "local"}},
-		{"inline strategic merge patch", "kind: Kustomization\npatches:\n- patch: |\n    kind: Deployment\n    metadata: {name: op2}\n", []string{"noNamespace", "list", "local"}},
-		{"untargeted JSON 6902", "patches:\n- path: json.yaml\n", nil},
-		{"patch without a name", "patches:\n- path: noname.yaml\n", nil},
-		{"other fields", "namespace: x\npatches:\n- path: x.yaml\n  target: {kind: Deployment}\n", nil},
-		{"a component", "kind: Component\npatches:\n- path: x.yaml\n  target: {kind: Deployment}\n", nil},
-		{"resources", "resources: [a.yaml]\npatches:\n- path: x.yaml\n  target: {kind: Deployment}\n", nil},
-		{"bad regex", "patches:\n- path: x.yaml\n  target: {name: '('}\n", nil},
-		{"no patches", "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n", nil},
+		{"by group and kind", "patches:\n- path: smp.yaml\n  target: {group: apps, kind: Deployment}\n", []string{"deployment", "noNamespace", "list", "local"}, true},
+		{"by namespace", "patches:\n- path: labels.yaml\n  target: {kind: Deployment, namespace: ns1}\n", []string{"deployment", "list", "local"}, true},
+		{"the default namespace matches objects without one", "patches:\n- path: x.yaml\n  target: {kind: Deployment, namespace: default}\n", []string{"noNamespace", "list", "local"}, false},
+		{"cluster-scoped objects match kustomize's mark", "patches:\n- path: x.yaml\n  target: {namespace: _non_namespaceable_}\n", []string{"deployment", "noNamespace", "crd", "cm", "list", "local"}, false},
+		{"name regex", "patches:\n- path: x.yaml\n  target: {name: 'op|things\\..*'}\n", []string{"deployment", "crd", "cm", "list", "local"}, false},
+		{"label selectors are ignored", "patches:\n- path: x.yaml\n  target: {kind: ConfigMap, labelSelector: 'a=b'}\n", []string{"cm", "list", "local"}, false},
+		{"untargeted strategic merge patches by kind and name", "patches:\n- path: smp.yaml\n", []string{"cm", "list", "local"}, false},
+		{"inline strategic merge patch", "kind: Kustomization\npatches:\n- patch: |\n    kind: Deployment\n    metadata: {name: op2}\n", []string{"noNamespace", "list", "local"}, false},
+		{"renaming JSON 6902", "patches:\n- path: rename.yaml\n  target: {kind: Deployment}\n", []string{"deployment", "noNamespace", "list", "local"}, false},
+		{"moving the kind", "patches:\n- path: move.yaml\n  target: {kind: Deployment}\n", []string{"deployment", "noNamespace", "list", "local"}, false},
+		{"options", "patches:\n- path: smp.yaml\n  target: {kind: Deployment}\n  options: {allowNameChange: true}\n", []string{"deployment", "noNamespace", "list", "local"}, false},
+		{"unreadable patch", "patches:\n- path: missing.yaml\n  target: {kind: Deployment}\n", []string{"deployment", "noNamespace", "list", "local"}, false},
+		{"untargeted JSON 6902", "patches:\n- path: json.yaml\n", nil, false},
+		{"patch without a name", "patches:\n- path: noname.yaml\n", nil, false},
+		{"other fields", "namespace: x\npatches:\n- path: x.yaml\n  target: {kind: Deployment}\n", nil, false},
+		{"a component", "kind: Component\npatches:\n- path: x.yaml\n  target: {kind: Deployment}\n", nil, false},
+		{"resources", "resources: [a.yaml]\npatches:\n- path: x.yaml\n  target: {kind: Deployment}\n", nil, false},
+		{"bad regex", "patches:\n- path: x.yaml\n  target: {name: '('}\n", nil, false},
+		{"no patches", "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n", nil, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -63,6 +78,9 @@ func TestNarrowing(t *testing.T) {
 			}
 			if n == nil {
 				return
+			}
+			if n.perObject != tc.perObject {
+				t.Errorf("perObject %v, want %v", n.perObject, tc.perObject)
 			}
 			want := map[string]bool{}
 			for _, w := range tc.want {

@@ -52,7 +52,8 @@ func sameResult(t *testing.T, a, b *overlay.Result) {
 // and the overlays of every profile (the embedded ones, and the test
 // profiles bench and crc of package plan, whose overlays patch by name),
 // giving kustomize only the objects the overlays may touch gives what
-// giving it every object gives.
+// giving it every object gives, and so does a Cache shared by the
+// selections.
 func TestNarrowingMatchesFullBuild(t *testing.T) {
 	set, err := profiles.Embedded()
 	if err != nil {
@@ -75,8 +76,11 @@ func TestNarrowingMatchesFullBuild(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// One cache across the selections of a payload: later selections
+		// reuse earlier builds, whole or object by object.
+		cache := overlay.NewCache()
 		for _, profile := range []string{"single-node-developer", "ibm-cloud-managed", "hypershift", "bench", "crc"} {
-			for _, fset := range []string{"Default", "TechPreviewNoUpgrade"} {
+			for _, fset := range []string{"Default", "TechPreviewNoUpgrade", "OKD"} {
 				if (name == "generated" || profile != "single-node-developer") && fset != "Default" {
 					continue
 				}
@@ -107,6 +111,11 @@ func TestNarrowingMatchesFullBuild(t *testing.T) {
 						return
 					}
 					sameResult(t, full, narrow)
+					cached, err := cache.Apply(pl.Selection.Included, ovs)
+					if err != nil {
+						t.Fatal(err)
+					}
+					sameResult(t, full, cached)
 					if len(full.Changes) == 0 && profile != "hypershift" && name == "real" {
 						t.Error("no overlay changed anything: the comparison proves little")
 					}
