@@ -102,6 +102,10 @@ type Payload struct {
 
 	opts     LoadOptions
 	cvoFiles []rawFile // manifests/ before templating, kept for WithProfile
+	// rendered maps each manifests/ file that is a template to what it
+	// rendered to (Data may be dropped), for WithProfile to reuse the
+	// parsed file when another profile renders it the same.
+	rendered map[string][]byte
 }
 
 type rawFile struct {
@@ -215,6 +219,7 @@ func Load(fsys fs.FS, opts LoadOptions) (*Payload, error) {
 
 	cvo, findings := p.renderTemplates(opts.ClusterProfile)
 	p.Findings = append(p.Findings, findings...)
+	p.rendered = renderedTemplates(p.cvoFiles, cvo)
 	p.Files = append(cvo, make([]*File, len(releaseFiles))...)
 	for i, rf := range releaseFiles {
 		p.Files[len(cvo)+i] = &File{Path: rf.path, Data: rf.data}
@@ -233,13 +238,49 @@ func (p *Payload) WithProfile(profile string) (*Payload, error) {
 	q := *p
 	q.opts.ClusterProfile = profile
 	cvo, findings := q.renderTemplates(profile)
-	if errs := parseFiles(cvo, p.opts); len(errs) > 0 {
+	q.rendered = renderedTemplates(q.cvoFiles, cvo)
+	// A file that renders as it did for p (most do not name the profile)
+	// is p's file, already parsed.
+	prev := map[string]*File{}
+	for _, f := range p.Files[:countPrefix(p.Files, ManifestDir+"/")] {
+		prev[f.Path] = f
+	}
+	var parse []*File
+	for i, f := range cvo {
+		old, ok := prev[f.Path]
+		if !ok {
+			parse = append(parse, f)
+			continue
+		}
+		if text, templated := p.rendered[f.Path]; !templated || bytes.Equal(text, f.Data) {
+			cvo[i] = old
+			continue
+		}
+		parse = append(parse, f)
+	}
+	if errs := parseFiles(parse, p.opts); len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
 	// The templated files come first in load order; keep the rest as they are.
 	q.Files = append(cvo, p.Files[countPrefix(p.Files, ManifestDir+"/"):]...)
 	q.Findings = append(nonTemplateFindings(p.Findings), findings...)
 	return &q, nil
+}
+
+// renderedTemplates returns, for each file of raw that is a template and
+// rendered into files, the rendered text (files' Data must still be there).
+func renderedTemplates(raw []rawFile, files []*File) map[string][]byte {
+	byPath := map[string]*File{}
+	for _, f := range files {
+		byPath[f.Path] = f
+	}
+	out := map[string][]byte{}
+	for _, rf := range raw {
+		if f, ok := byPath[rf.path]; ok && isTemplate(rf.data) {
+			out[rf.path] = f.Data
+		}
+	}
+	return out
 }
 
 func countPrefix(files []*File, prefix string) int {
@@ -296,8 +337,13 @@ func (p *Payload) renderTemplates(profile string) ([]*File, []manifest.Finding) 
 	return files, findings
 }
 
+// isTemplate reports whether a manifests/ file has template actions.
+func isTemplate(data []byte) bool {
+	return bytes.Contains(data, []byte("{{"))
+}
+
 func renderTemplate(name string, in []byte, data templateData) ([]byte, error) {
-	if !bytes.Contains(in, []byte("{{")) {
+	if !isTemplate(in) {
 		return in, nil
 	}
 	t, err := template.New(name).Parse(string(in))
