@@ -6,11 +6,13 @@ import (
 	"github.com/payload-apply/payload-apply/lib/manifest"
 	"github.com/payload-apply/payload-apply/lib/overlay"
 	"github.com/payload-apply/payload-apply/payload"
+	"github.com/payload-apply/payload-apply/profiles"
 )
 
 // Cache holds what plans of one loaded payload (Options.Loaded) for several
-// selections share: the payload as each profile's templates render it, the
-// overlay builds (see overlay.Cache), and the YAML of each object written.
+// selections share: the embedded profiles, the payload as each profile's
+// templates render it, the overlay builds (see overlay.Cache), and the YAML
+// of each object written.
 // Validate uses one for its matrix of profiles and feature sets; pass one
 // in Options.Cache to render several selections. A Cache must only serve
 // one payload and one set of profiles and overlays that do not change
@@ -20,8 +22,34 @@ type Cache struct {
 	overlays *overlay.Cache
 
 	mu       sync.Mutex
-	profiles map[profileKey]*payload.Payload
-	yaml     map[*manifest.Manifest][]byte
+	profiles map[profileKey]*once[*payload.Payload]
+	yaml     map[*manifest.Manifest]*once[[]byte]
+	embedded *profiles.Set
+}
+
+// once is a value computed by the first caller that needs it; callers
+// that come meanwhile wait for it instead of computing it again.
+type once[T any] struct {
+	once sync.Once
+	v    T
+	err  error
+}
+
+func (o *once[T]) get(f func() (T, error)) (T, error) {
+	o.once.Do(func() { o.v, o.err = f() })
+	return o.v, o.err
+}
+
+// entry returns m's entry for key, creating it.
+func entry[K comparable, T any](mu *sync.Mutex, m map[K]*once[T], key K) *once[T] {
+	mu.Lock()
+	defer mu.Unlock()
+	e, ok := m[key]
+	if !ok {
+		e = &once[T]{}
+		m[key] = e
+	}
+	return e
 }
 
 type profileKey struct {
@@ -33,9 +61,26 @@ type profileKey struct {
 func NewCache() *Cache {
 	return &Cache{
 		overlays: overlay.NewCache(),
-		profiles: map[profileKey]*payload.Payload{},
-		yaml:     map[*manifest.Manifest][]byte{},
+		profiles: map[profileKey]*once[*payload.Payload]{},
+		yaml:     map[*manifest.Manifest]*once[[]byte]{},
 	}
+}
+
+// embeddedProfiles is profiles.Embedded(), once.
+func (c *Cache) embeddedProfiles() (*profiles.Set, error) {
+	if c == nil {
+		return profiles.Embedded()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.embedded == nil {
+		set, err := profiles.Embedded()
+		if err != nil {
+			return nil, err
+		}
+		c.embedded = set
+	}
+	return c.embedded, nil
 }
 
 // withProfile is p.WithProfile(profile), once per payload and profile.
@@ -43,21 +88,7 @@ func (c *Cache) withProfile(p *payload.Payload, profile string) (*payload.Payloa
 	if c == nil {
 		return p.WithProfile(profile)
 	}
-	key := profileKey{p, profile}
-	c.mu.Lock()
-	q, ok := c.profiles[key]
-	c.mu.Unlock()
-	if ok {
-		return q, nil
-	}
-	q, err := p.WithProfile(profile)
-	if err != nil {
-		return nil, err
-	}
-	c.mu.Lock()
-	c.profiles[key] = q
-	c.mu.Unlock()
-	return q, nil
+	return entry(&c.mu, c.profiles, profileKey{p, profile}).get(func() (*payload.Payload, error) { return p.WithProfile(profile) })
 }
 
 // overlayCache returns the overlay cache (nil for a nil Cache).
@@ -73,18 +104,5 @@ func (c *Cache) marshal(m *manifest.Manifest) ([]byte, error) {
 	if c == nil {
 		return MarshalObject(m)
 	}
-	c.mu.Lock()
-	data, ok := c.yaml[m]
-	c.mu.Unlock()
-	if ok {
-		return data, nil
-	}
-	data, err := MarshalObject(m)
-	if err != nil {
-		return nil, err
-	}
-	c.mu.Lock()
-	c.yaml[m] = data
-	c.mu.Unlock()
-	return data, nil
+	return entry(&c.mu, c.yaml, m).get(func() ([]byte, error) { return MarshalObject(m) })
 }

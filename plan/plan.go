@@ -238,7 +238,7 @@ func resolve(opts Options) (*resolved, error) {
 	set := opts.Profiles
 	if set == nil {
 		var err error
-		if set, err = profiles.Embedded(); err != nil {
+		if set, err = opts.Cache.embeddedProfiles(); err != nil {
 			return nil, err
 		}
 	}
