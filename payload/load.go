@@ -15,6 +15,7 @@ import (
 
 	"github.com/blang/semver/v4"
 	imagev1 "github.com/openshift/api/image/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
 	"github.com/payload-apply/payload-apply/lib/manifest"
@@ -70,6 +71,15 @@ type LoadOptions struct {
 	// objects are what the other commands use, and a payload's text is as
 	// big as the payload (100 MB for ten releases).
 	KeepData bool
+	// Only, when set, loads the payload for that one selection: the
+	// manifests Only excludes keep, of their object, only apiVersion, kind
+	// and metadata (what Select reads to explain the exclusion). The
+	// feature-set variants of CRDs, which a selection mostly excludes, are
+	// about half of a payload's bytes, and parsed objects take about twice
+	// the memory of their text. Such a Payload serves that selection alone:
+	// Select with any other selector, and WithProfile, fail. Nil: every
+	// object is kept whole.
+	Only *manifest.Selector
 }
 
 // DefaultProfile is the cluster profile in effect when nothing names one.
@@ -230,10 +240,14 @@ func Load(fsys fs.FS, opts LoadOptions) (*Payload, error) {
 
 // WithProfile returns the payload as a cluster of another profile sees it:
 // the manifests/ templates are rendered again with {{.ClusterProfile}} set to
-// profile; release-manifests/ are shared, not parsed again.
+// profile; release-manifests/ are shared, not parsed again. A payload loaded
+// for one selection (LoadOptions.Only) has no other profile.
 func (p *Payload) WithProfile(profile string) (*Payload, error) {
 	if profile == p.profile() {
 		return p, nil
+	}
+	if p.opts.Only != nil {
+		return nil, fmt.Errorf("the payload was loaded for profile %s only", p.profile())
 	}
 	q := *p
 	q.opts.ClusterProfile = profile
@@ -377,6 +391,13 @@ func parseFiles(files []*File, opts LoadOptions) []error {
 				if !opts.KeepData {
 					files[i].Data = nil
 				}
+				if opts.Only != nil {
+					for j := range files[i].Manifests {
+						if m := &files[i].Manifests[j]; !opts.Only.Include(m).Included {
+							stripToMetadata(m)
+						}
+					}
+				}
 			}
 		}()
 	}
@@ -386,6 +407,17 @@ func parseFiles(files []*File, opts LoadOptions) []error {
 	close(next)
 	wg.Wait()
 	return slices.DeleteFunc(errs, func(e error) bool { return e == nil })
+}
+
+// stripToMetadata keeps of m's object only what selection reads.
+func stripToMetadata(m *manifest.Manifest) {
+	obj := map[string]any{}
+	for _, k := range []string{"apiVersion", "kind", "metadata"} {
+		if v, ok := m.Obj.Object[k]; ok {
+			obj[k] = v
+		}
+	}
+	m.Obj = &unstructured.Unstructured{Object: obj}
 }
 
 // cincinnatiMetadata is the release-metadata file format.
@@ -426,6 +458,22 @@ func loadMetadata(fsys fs.FS) (*Release, *imagev1.ImageStream, []error) {
 		errs = append(errs, fileErr(imsPath, fmt.Errorf("ImageStream name %q differs from the version %q in %s", ims.Name, rel.Version, metaPath)))
 	}
 	return rel, ims, errs
+}
+
+// ReadRelease reads release-manifests/release-metadata of a payload, as
+// Load does, without loading the rest: nil and no error when the payload
+// has no release-manifests/.
+func ReadRelease(fsys fs.FS) (*Release, error) {
+	data, err := fs.ReadFile(fsys, ReleaseManifestDir+"/"+ReleaseMetadataFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, dirErr := fs.Stat(fsys, ReleaseManifestDir); errors.Is(dirErr, fs.ErrNotExist) {
+			return nil, nil
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return ParseReleaseMetadata(data)
 }
 
 // ParseReleaseMetadata decodes and checks a release-metadata file: JSON of

@@ -2,6 +2,7 @@ package payload
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -203,5 +204,44 @@ func TestWithProfileReusesFiles(t *testing.T) {
 		if diff := cmp.Diff(summary(fresh), summary(r)); diff != "" {
 			t.Errorf("KeepData %v: WithProfile twice differs from Load (-load +WithProfile):\n%s", keep, diff)
 		}
+	}
+}
+
+// TestLoadOnly: a payload loaded for one selection keeps the objects it
+// includes whole and only the metadata of the others, and serves no other
+// selection.
+func TestLoadOnly(t *testing.T) {
+	fsys := testFS(map[string]string{
+		"release-manifests/release-metadata": testMetadata,
+		"release-manifests/image-references": testImages,
+		"release-manifests/0000_50_b_x.yaml": cmYAML("in") + "data:\n  a: b\n---\n" + cmYAML("out", `release.openshift.io/feature-set: TechPreviewNoUpgrade`) + "data:\n  a: b\n",
+	})
+	set := "Default"
+	sel := &manifest.Selector{Profiles: []string{DefaultProfile}, FeatureSet: &set}
+	p, err := Load(fsys, LoadOptions{Only: sel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := p.Select(&manifest.Selector{Profiles: []string{DefaultProfile}, FeatureSet: &set})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range s.Entries {
+		got = append(got, fmt.Sprintf("%s included=%v data=%v reason=%q", e.Manifest.ID(), e.Included, e.Manifest.Obj.Object["data"] != nil, e.Reason))
+	}
+	want := []string{
+		`ConfigMap/ns/in included=true data=true reason=""`,
+		`ConfigMap/ns/out included=false data=false reason="\"Default\" is required, and release.openshift.io/feature-set=TechPreviewNoUpgrade"`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	other := "TechPreviewNoUpgrade"
+	if _, err := p.Select(&manifest.Selector{Profiles: []string{DefaultProfile}, FeatureSet: &other}); err == nil {
+		t.Error("Select with another selector: no error")
+	}
+	if _, err := p.WithProfile("hypershift"); err == nil {
+		t.Error("WithProfile: no error")
 	}
 }

@@ -74,3 +74,53 @@ func TestCacheGivesTheSamePlans(t *testing.T) {
 		}
 	}
 }
+
+// TestLeanGivesTheSamePlans: a plan whose payload was loaded for its
+// selection only (Options.Lean) renders what a plan of the whole payload
+// renders, for the embedded payload (every profile and feature set) and
+// the real one.
+func TestLeanGivesTheSamePlans(t *testing.T) {
+	type tc struct {
+		name string
+		opts Options
+	}
+	var cases []tc
+	for _, profile := range matrixProfiles {
+		for _, fs := range manifest.KnownFeatureSets() {
+			cases = append(cases, tc{"embedded/" + profile + "/" + fs, Options{Profile: profile, FeatureSet: fs}})
+		}
+	}
+	cases = append(cases, tc{"embedded/crc", crcOptions(t)})
+	real := os.DirFS(realpayload.Dir(t))
+	for _, profile := range matrixProfiles {
+		for _, fs := range []string{"Default", "TechPreviewNoUpgrade"} {
+			cases = append(cases, tc{"real/" + profile + "/" + fs, Options{Payload: real, Profile: profile, FeatureSet: fs}})
+		}
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			whole, err := Build(c.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lean := c.opts
+			lean.Lean = true
+			pl, err := Build(lean)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(renderAll(t, whole), renderAll(t, pl)); diff != "" {
+				t.Errorf("lean plan differs (-whole +lean):\n%s", diff)
+			}
+			stripped := 0
+			for _, e := range pl.Selection.Entries {
+				if !e.Included && len(e.Manifest.Obj.Object) <= 3 {
+					stripped++
+				}
+			}
+			if stripped == 0 && len(pl.Selection.Included) < len(pl.Selection.Entries) {
+				t.Error("no excluded object was stripped: Lean did nothing")
+			}
+		})
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	configv1 "github.com/openshift/api/config/v1"
+	"github.com/openshift/api/features"
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/payload-apply/payload-apply/lib/component"
@@ -44,6 +45,11 @@ type Options struct {
 	ExtraOverlays []overlay.Source
 	// SkipOverlays turns the overlay stage off (for measuring it).
 	SkipOverlays bool
+	// Lean loads the payload for this one selection only (see
+	// payload.LoadOptions.Only): the objects it excludes keep only their
+	// metadata, which about halves the memory a release payload takes. The
+	// Plan's Payload then serves no other selection. Ignored with Loaded.
+	Lean bool
 
 	// FeatureSet is the feature set ("" is Default).
 	FeatureSet string
@@ -263,13 +269,35 @@ func resolve(opts Options) (*resolved, error) {
 		if fsys == nil {
 			fsys = payload.Embedded()
 		}
-		if p, err = payload.Load(fsys, payload.LoadOptions{ReleaseImage: opts.ReleaseImage, ClusterProfile: profile}); err != nil {
+		lopts := payload.LoadOptions{ReleaseImage: opts.ReleaseImage, ClusterProfile: profile}
+		if opts.Lean {
+			// The selection needs only the release's version; when it
+			// cannot be made before loading, load everything, and the
+			// errors come in their usual order.
+			if rel, err := payload.ReadRelease(fsys); err == nil {
+				if _, sel, err := selector(opts, chain, gateProfile, rel); err == nil {
+					lopts.Only = sel
+				}
+			}
+		}
+		if p, err = payload.Load(fsys, lopts); err != nil {
 			return nil, err
 		}
 	} else if p, err = opts.Cache.withProfile(p, profile); err != nil {
 		return nil, err
 	}
+	featureSet, sel, err := selector(opts, chain, gateProfile, p.Release)
+	if err != nil {
+		return nil, err
+	}
+	return &resolved{profiles: set, profile: profile, source: source, merged: merged, chain: chain, payload: p, featureSet: featureSet, selector: sel}, nil
+}
 
+// selector makes the inclusion filter of opts for a profile chain and its
+// feature-gate profile, and a release (nil: none). It returns the feature
+// set in effect too.
+func selector(opts Options, chain []string, gateProfile features.ClusterProfileName, release *payload.Release) (configv1.FeatureSet, *manifest.Selector, error) {
+	var err error
 	featureSetName := opts.FeatureSet
 	var fgGates sets.Set[string]
 	if opts.FeatureGate == nil && opts.ClusterConfig != nil && opts.ClusterConfig.FeatureGate != nil {
@@ -277,12 +305,12 @@ func resolve(opts Options) (*resolved, error) {
 	}
 	if opts.FeatureGate != nil {
 		version := ""
-		if p.Release != nil {
-			version = p.Release.Version
+		if release != nil {
+			version = release.Version
 		}
 		var fgSet configv1.FeatureSet
 		if fgSet, fgGates, err = payload.GatesFromFeatureGate(opts.FeatureGate, version); err != nil {
-			return nil, err
+			return "", nil, err
 		}
 		if featureSetName == "" {
 			featureSetName = string(fgSet)
@@ -290,10 +318,10 @@ func resolve(opts Options) (*resolved, error) {
 	}
 	featureSet, err := payload.FeatureSetName(featureSetName)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	major := uint64(4)
-	if mv := p.Release.MajorVersion(); mv != nil {
+	if mv := release.MajorVersion(); mv != nil {
 		major = *mv
 	}
 	var gates sets.Set[string]
@@ -301,7 +329,7 @@ func resolve(opts Options) (*resolved, error) {
 		// The FeatureGate object's list, with explicit gates on top.
 		gates = fgGates
 		if _, err := payload.EnabledFeatureGates(major, gateProfile, configv1.CustomNoUpgrade, opts.FeatureGates); err != nil {
-			return nil, err
+			return "", nil, err
 		}
 		for _, g := range opts.FeatureGates {
 			if name, off := strings.CutPrefix(strings.TrimSpace(g), "-"); off {
@@ -311,7 +339,7 @@ func resolve(opts Options) (*resolved, error) {
 			}
 		}
 	} else if gates, err = payload.EnabledFeatureGates(major, gateProfile, featureSet, opts.FeatureGates); err != nil {
-		return nil, err
+		return "", nil, err
 	}
 
 	annotationSet := FeatureSetLabel(featureSet)
@@ -319,7 +347,7 @@ func resolve(opts Options) (*resolved, error) {
 		Profiles:     chain,
 		FeatureSet:   &annotationSet,
 		FeatureGates: gates,
-		MajorVersion: p.Release.MajorVersion(),
+		MajorVersion: release.MajorVersion(),
 	}
 	if opts.ExcludeID != "" {
 		id := opts.ExcludeID
@@ -328,11 +356,11 @@ func resolve(opts Options) (*resolved, error) {
 	if opts.Capabilities {
 		caps, err := payload.Capabilities(opts.BaselineCapabilitySet, opts.AdditionalCapabilities)
 		if err != nil {
-			return nil, err
+			return "", nil, err
 		}
 		sel.Capabilities = caps
 	}
-	return &resolved{profiles: set, profile: profile, source: source, merged: merged, chain: chain, payload: p, featureSet: featureSet, selector: sel}, nil
+	return featureSet, sel, nil
 }
 
 // FeatureSetLabel prints a feature set the way the annotation spells it

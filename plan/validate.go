@@ -159,10 +159,10 @@ func duplicateFindings(p *payload.Payload, set *profiles.Set, opts Options) ([]m
 				out = append(out, overlays.check(r, sel.Included)...)
 				continue
 			}
-			for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+			for _, e := range flatten(err) {
 				var d *payload.DuplicateError
 				if !errors.As(e, &d) {
-					continue
+					return nil, e
 				}
 				key := d.First.Position() + "|" + d.Second.Position()
 				entry, ok := byKey[key]
