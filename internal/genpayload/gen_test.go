@@ -78,7 +78,7 @@ type shape struct {
 
 func measure(t *testing.T, fsys fs.FS) shape {
 	t.Helper()
-	p, err := payload.Load(fsys, payload.LoadOptions{})
+	p, err := payload.Load(fsys, payload.LoadOptions{KeepData: true})
 	if err != nil {
 		t.Fatal(err)
 	}
