@@ -9,7 +9,7 @@
 //
 // Usage:
 //
-//	go run ./hack/benchscale [-scales 1,10] [-rounds 5] [-seed 1] [-dir DIR] [-- render --list]
+//	go run ./hack/benchscale [-scales 1,10] [-rounds 5] [-seed 1] [-dir DIR] [-bin PATH] [-- render --list]
 //
 // -scales 1,10,100 adds the hundredfold payload (about 1 GB; minutes to
 // generate and run). -dir keeps the generated payloads there (reused when
@@ -57,6 +57,7 @@ func main() {
 	rounds := flag.Int("rounds", 5, "alternating rounds")
 	seed := flag.Uint64("seed", 1, "generator seed")
 	dir := flag.String("dir", "", "keep the generated payloads in DIR/seed-S-xN (reused when present)")
+	binFlag := flag.String("bin", "", "measure this payload-apply binary instead of building ./cmd/payload-apply (to compare builds)")
 	flag.Parse()
 	command := flag.Args()
 	if len(command) == 0 {
@@ -80,11 +81,14 @@ func main() {
 	if root == "" {
 		root = tmp
 	}
-	bin := filepath.Join(tmp, "payload-apply")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/payload-apply")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		fail(fmt.Errorf("build: %w", err))
+	bin := *binFlag
+	if bin == "" {
+		bin = filepath.Join(tmp, "payload-apply")
+		build := exec.Command("go", "build", "-o", bin, "./cmd/payload-apply")
+		build.Stderr = os.Stderr
+		if err := build.Run(); err != nil {
+			fail(fmt.Errorf("build: %w", err))
+		}
 	}
 
 	runs := make([]*scaleRun, len(scales))
