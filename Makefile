@@ -49,9 +49,7 @@ verify:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	$(GO) run ./hack/benchratio -pkg ./plan -bench BenchmarkLoadSelectGraph -rounds 7 -benchtime 3x
-<<<<<<< HEAD
 	$(GO) run ./hack/applybench -rounds 5
-=======
 	$(GO) run ./hack/benchratio -pkg ./plan -bench BenchmarkRenderMatrix -a all -b one -rounds 7 -benchtime 3x
 	$(GO) run ./hack/benchscale -scales 1,10 -rounds 5
 
@@ -60,7 +58,6 @@ bench:
 bench-100x:
 	$(GO) test ./plan -run '^$$' -bench BenchmarkRenderScale -benchtime 1x -benchmem -args -bench-scales 1,10,100
 	$(GO) run ./hack/benchscale -scales 1,10,100 -rounds 3
->>>>>>> issue10a
 
 # Short, bounded fuzzing of the parsers (seed corpora run in `make test` too).
 fuzz:
