@@ -42,8 +42,6 @@ type funcStep struct {
 func (s funcStep) Name() string                                        { return s.name }
 func (s funcStep) Run(ctx context.Context, c *component.Cluster) error { return s.run(ctx, c) }
 
-var configMaps = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-
 func configMap(name string) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{}
 	u.SetAPIVersion("v1")
