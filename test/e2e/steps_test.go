@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/payload-apply/payload-apply/test/apiserver"
@@ -376,6 +377,88 @@ func TestApplySteps(t *testing.T) {
 		}
 		reapplyWritesNothing(t, ctx, []string{"ingress/default-placement", "platformoperators/reconcile"}, args...)
 	})
+
+	t.Run("a failing step is an error naming it, and a re-run converges", func(t *testing.T) {
+		// An admission policy freezes Ingress/cluster's placement (Workers
+		// since the last apply): the step's write is denied.
+		vap, binding := freezePlacementPolicy()
+		for _, o := range []*unstructured.Unstructured{vap, binding} {
+			gvr, _ := c.resource(t, o.GroupVersionKind())
+			if _, err := c.client.Resource(gvr).Create(ctx, o, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ingresses := schema.GroupVersionResource{Group: "config.openshift.io", Version: "v1", Resource: "ingresses"}
+		denied := func() bool {
+			patch := []byte(`{"status":{"defaultPlacement":"ControlPlane"}}`)
+			_, err := c.client.Resource(ingresses).Patch(ctx, "cluster", types.MergePatchType, patch, metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}}, "status")
+			return err != nil
+		}
+		waitFor(t, "the policy to deny", denied)
+
+		args := []string{kc, "--cluster-config", snoWorkersConfig}
+		r := cli(t, ctx, append([]string{"apply", "-o", "json"}, args...)...)
+		if r.code != 1 {
+			t.Fatalf("exit %d, want 1:\n%s", r.code, r.stderr)
+		}
+		events := parseEvents(t, r.stdout)
+		e := stepTask(t, events, "ingress/default-placement")
+		if e.Action != "Failed" || e.Reason != "Invalid" || !strings.HasPrefix(e.Error, "step ingress/default-placement: invalid: Ingress/cluster: write status.defaultPlacement ControlPlane: ") ||
+			!strings.Contains(e.Error, "the default placement is frozen") {
+			t.Errorf("step event: %s %s: %s", e.Action, e.Reason, e.Error)
+		}
+		if sum := summaryOf(t, events); *sum.Success || sum.StepChanges["Failed"] != 1 || len(sum.Errors) != 1 ||
+			sum.Errors[0] != "05/config-operator: generated/0000_05_config-operator_91_ingress-default-placement.step: "+e.Error {
+			t.Errorf("summary: success %v, step changes %v, errors %q", *sum.Success, sum.StepChanges, sum.Errors)
+		}
+
+		gvr, _ := c.resource(t, binding.GroupVersionKind())
+		if err := c.client.Resource(gvr).Delete(ctx, binding.GetName(), metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the policy to allow", func() bool { return !denied() })
+		events = applyJSON(t, ctx, args...)
+		if e := stepTask(t, events, "ingress/default-placement"); e.Action != "Configured" {
+			t.Errorf("re-run: step %s %s", e.Action, e.Message)
+		}
+		ing := c.get(t, "config.openshift.io/v1", "Ingress", "", "cluster")
+		if p, _, _ := unstructured.NestedString(ing.Object, "status", "defaultPlacement"); p != "ControlPlane" {
+			t.Errorf("Ingress/cluster status.defaultPlacement %q after the re-run", p)
+		}
+	})
+}
+
+// freezePlacementPolicy is a ValidatingAdmissionPolicy and its binding that
+// deny any change of Ingress/cluster's status.defaultPlacement.
+func freezePlacementPolicy() (policy, binding *unstructured.Unstructured) {
+	policy = &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+		"metadata": map[string]any{"name": "freeze-default-placement"},
+		"spec": map[string]any{
+			"failurePolicy": "Fail",
+			"matchConstraints": map[string]any{"resourceRules": []any{map[string]any{
+				"apiGroups": []any{"config.openshift.io"}, "apiVersions": []any{"*"}, "operations": []any{"UPDATE"}, "resources": []any{"ingresses/status"}}}},
+			"validations": []any{map[string]any{
+				"expression": "has(oldObject.status) && has(oldObject.status.defaultPlacement) && has(object.status.defaultPlacement) && object.status.defaultPlacement == oldObject.status.defaultPlacement",
+				"message":    "the default placement is frozen"}},
+		},
+	}}
+	binding = &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+		"metadata": map[string]any{"name": "freeze-default-placement"},
+		"spec":     map[string]any{"policyName": "freeze-default-placement", "validationActions": []any{"Deny"}},
+	}}
+	return policy, binding
+}
+
+// waitFor polls cond for up to 20 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); !cond(); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
 }
 
 // metaCondition is a metav1.Condition as a status holds it.
