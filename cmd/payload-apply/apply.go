@@ -49,6 +49,11 @@ cluster-version operator does at install time:
    An object whose kind has no API on the server and no CRD in the payload,
    or whose namespace nothing creates, fails at once as
    "resource type missing" or "namespace missing" and stops nothing else.
+   Components' steps (what needs the cluster: a status subresource, real
+   UIDs) are tasks of the graph too, after the objects they need ('graph'
+   shows them): a step runs once, with retries on transient failures, and
+   fails as "step NAME: reason: cause"; it is not run when an object it
+   needs failed. Its writes are counted like the objects'.
 3. With --wait: every object applied is waited on until ready or --timeout:
    ClusterOperators until Available=True, Degraded not True and every version
    their manifest lists is reported with the same value (the reference
@@ -56,7 +61,12 @@ cluster-version operator does at install time:
    CustomResourceDefinitions until Established; Jobs until complete;
    Deployments only for failure conditions (a bootstrap does not wait for a
    rollout: the operator's ClusterOperator says when it works); anything else
-   by kstatus. Waiting names every object still pending and why.
+   by kstatus. Waiting names every object still pending and why. Steps that
+   write a status nothing else writes (the platform operators' aggregate
+   ClusterOperator, from the BundleDeployments) run again before every poll,
+   and their ClusterOperators are waited for at the release version. The
+   wait ends when everything is ready, or fails at --timeout naming every
+   object not ready (and the last error of a step run again, if any).
 
 Objects are applied with server-side apply (field manager payload-apply,
 conflicts forced), one request per object, after reading the live object
@@ -78,9 +88,10 @@ Progress goes to stderr: a line per run level ("N of M done (P%)"), every
 5 s the objects that have taken longer than that and what each waits for (a
 CRD, a namespace, a retry), and with --wait what is not ready yet and why;
 a progress bar when stderr is a terminal. With -o json, stdout gets one JSON
-object per line instead: "stage", "task" (file, doc, object, action, error,
-reason), "runLevel", "slow", "wait", "warning" and a final "summary" with
-the request counts.
+object per line instead: "stage", "task" (file, doc, object or step,
+action, error, reason), "runLevel", "slow", "wait", "step" (a step run again
+while waiting, when it wrote or failed), "warning" and a final "summary"
+with the changes of objects and steps and the request counts.
 
 The profile is --profile, else the "profile" key of ConfigMap
 openshift-config/cluster-profile when the cluster has it, else the default.
@@ -218,6 +229,11 @@ func (o *applyOptions) Run(ctx context.Context, s IOStreams) error {
 			var change resourceapply.Change
 			if e.Task != nil {
 				change = a.change(e.Task)
+				if e.Type == payload.EventTaskDone && e.Err != nil && change.Action == "" {
+					// Not run: a step after an object that failed.
+					change = resourceapply.Change{Action: resourceapply.Failed}
+					a.setChange(e.Task, change)
+				}
 			}
 			prog.event(e, change)
 		},

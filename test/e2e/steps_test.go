@@ -310,9 +310,10 @@ func TestApplySteps(t *testing.T) {
 			t.Errorf("took %s with --timeout=10s", d)
 		}
 		if !strings.Contains(r.stderr, "error: ClusterOperator.config.openshift.io/platform-operators-aggregated: wait: timeout: not ready after") ||
-			!strings.Contains(r.stderr, "Available=False") {
+			!strings.Contains(r.stderr, "Available=False (PlatformOperatorError): 2 of 2 platform operators are not installed") {
 			t.Errorf("stderr does not name the aggregate ClusterOperator:\n%s", r.stderr)
 		}
+		t.Logf("apply --wait --timeout=10s:\n%s", r.stderr)
 		for _, po := range []string{"cert-manager", "service-binding"} {
 			bd := c.get(t, "core.rukpak.io/v1alpha2", "BundleDeployment", "", po)
 			owner := c.get(t, "platform.openshift.io/v1alpha1", "PlatformOperator", "", po)
