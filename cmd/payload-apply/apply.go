@@ -226,16 +226,7 @@ func (o *applyOptions) Run(ctx context.Context, s IOStreams) error {
 		Stage:       payload.StageCRDsAndNamespaces,
 		Isolated:    isolated,
 		Observe: func(e payload.Event) {
-			var change resourceapply.Change
-			if e.Task != nil {
-				change = a.change(e.Task)
-				if e.Type == payload.EventTaskDone && e.Err != nil && change.Action == "" {
-					// Not run: a step after an object that failed.
-					change = resourceapply.Change{Action: resourceapply.Failed}
-					a.setChange(e.Task, change)
-				}
-			}
-			prog.event(e, change)
+			prog.event(e, a.observed(e))
 		},
 	})
 	close(stopTicker)
@@ -383,6 +374,21 @@ func (a *clusterApplier) Apply(ctx context.Context, t *payload.Task) error {
 		logger.V(2).Info(string(change.Action), "object", m.ID().String(), "file", m.Position(), "runLevel", levelOf(t), "message", change.Message)
 	}
 	return err
+}
+
+// observed returns what the task of an event did. A task that ended with
+// an error without being run (a step after an object that failed) is
+// recorded as failed, so that the summary counts it.
+func (a *clusterApplier) observed(e payload.Event) resourceapply.Change {
+	if e.Task == nil {
+		return resourceapply.Change{}
+	}
+	change := a.change(e.Task)
+	if e.Type == payload.EventTaskDone && e.Err != nil && change.Action == "" {
+		change = resourceapply.Change{Action: resourceapply.Failed}
+		a.setChange(e.Task, change)
+	}
+	return change
 }
 
 func (a *clusterApplier) change(t *payload.Task) resourceapply.Change {

@@ -215,3 +215,33 @@ func TestApplyOrderFlag(t *testing.T) {
 		t.Errorf("exit %d: %s", code, errOut)
 	}
 }
+
+func TestObservedStepNotRun(t *testing.T) {
+	ms, err := manifest.Parse("0000_05_x_01.yaml", []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: ns}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := payload.NewTaskGraphWithSteps([]*manifest.Manifest{&ms[0]},
+		[]payload.StepPlacement{{Step: namedStep("x/s"), File: "generated/0000_05_x_02.step", After: []manifest.ID{ms[0].ID()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &clusterApplier{changes: []resourceapply.Change{{Action: resourceapply.Failed}, {}}}
+	notRun := &payload.AfterFailedError{Step: g.Tasks[1], Failed: g.Tasks[0]}
+	for _, tc := range []struct {
+		name string
+		e    payload.Event
+		want resourceapply.Action
+	}{
+		{"no task", payload.Event{Type: payload.EventStageStarted}, ""},
+		{"object applied before", payload.Event{Type: payload.EventTaskDone, Task: g.Tasks[0], Err: errors.New("bad")}, resourceapply.Failed},
+		{"step not run", payload.Event{Type: payload.EventTaskDone, Task: g.Tasks[1], Err: notRun}, resourceapply.Failed},
+	} {
+		if got := a.observed(tc.e).Action; got != tc.want {
+			t.Errorf("%s: action %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	if got := a.changes[1].Action; got != resourceapply.Failed {
+		t.Errorf("the step's change is %q, want it recorded as Failed", got)
+	}
+}
