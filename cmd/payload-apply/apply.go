@@ -49,6 +49,11 @@ cluster-version operator does at install time:
    An object whose kind has no API on the server and no CRD in the payload,
    or whose namespace nothing creates, fails at once as
    "resource type missing" or "namespace missing" and stops nothing else.
+   Components' steps (what needs the cluster: a status subresource, real
+   UIDs) are tasks of the graph too, after the objects they need ('graph'
+   shows them): a step runs once, with retries on transient failures, and
+   fails as "step NAME: reason: cause"; it is not run when an object it
+   needs failed. Its writes are counted like the objects'.
 3. With --wait: every object applied is waited on until ready or --timeout:
    ClusterOperators until Available=True, Degraded not True and every version
    their manifest lists is reported with the same value (the reference
@@ -56,7 +61,12 @@ cluster-version operator does at install time:
    CustomResourceDefinitions until Established; Jobs until complete;
    Deployments only for failure conditions (a bootstrap does not wait for a
    rollout: the operator's ClusterOperator says when it works); anything else
-   by kstatus. Waiting names every object still pending and why.
+   by kstatus. Waiting names every object still pending and why. Steps that
+   write a status nothing else writes (the platform operators' aggregate
+   ClusterOperator, from the BundleDeployments) run again before every poll,
+   and their ClusterOperators are waited for at the release version. The
+   wait ends when everything is ready, or fails at --timeout naming every
+   object not ready (and the last error of a step run again, if any).
 
 Objects are applied with server-side apply (field manager payload-apply,
 conflicts forced), one request per object, after reading the live object
@@ -78,9 +88,10 @@ Progress goes to stderr: a line per run level ("N of M done (P%)"), every
 5 s the objects that have taken longer than that and what each waits for (a
 CRD, a namespace, a retry), and with --wait what is not ready yet and why;
 a progress bar when stderr is a terminal. With -o json, stdout gets one JSON
-object per line instead: "stage", "task" (file, doc, object, action, error,
-reason), "runLevel", "slow", "wait", "warning" and a final "summary" with
-the request counts.
+object per line instead: "stage", "task" (file, doc, object or step,
+action, error, reason), "runLevel", "slow", "wait", "step" (a step run again
+while waiting, when it wrote or failed), "warning" and a final "summary"
+with the changes of objects and steps and the request counts.
 
 The profile is --profile, else the "profile" key of ConfigMap
 openshift-config/cluster-profile when the cluster has it, else the default.
@@ -184,7 +195,7 @@ func (o *applyOptions) Run(ctx context.Context, s IOStreams) error {
 	mgr.ExpectKinds(resourceapply.CRDKinds(objs)...)
 	mgr.ExpectNamespaces(resourceapply.Namespaces(objs)...)
 
-	prog.setTotal(len(p.Graph.Tasks))
+	prog.setTotal(len(p.Graph.Tasks), p.Graph.StepCount())
 	applyOpts := resourceapply.DefaultApplyOptions()
 	applyOpts.DryRun = o.dryRun == "server"
 	a := &clusterApplier{mgr: mgr, opts: applyOpts, changes: make([]resourceapply.Change, len(p.Graph.Tasks)), progress: prog,
@@ -215,11 +226,7 @@ func (o *applyOptions) Run(ctx context.Context, s IOStreams) error {
 		Stage:       payload.StageCRDsAndNamespaces,
 		Isolated:    isolated,
 		Observe: func(e payload.Event) {
-			var change resourceapply.Change
-			if e.Task != nil {
-				change = a.change(e.Task)
-			}
-			prog.event(e, change)
+			prog.event(e, a.observed(e))
 		},
 	})
 	close(stopTicker)
@@ -228,28 +235,16 @@ func (o *applyOptions) Run(ctx context.Context, s IOStreams) error {
 	errs := runErrs
 
 	if o.wait && !applyOpts.DryRun && ctx.Err() == nil {
-		var waitFor []*unstructured.Unstructured
-		for i, t := range p.Graph.Tasks {
-			if t.Manifest.IsDelete() {
-				continue
-			}
-			switch a.changes[i].Action {
-			case resourceapply.Created, resourceapply.Configured, resourceapply.Unchanged, resourceapply.Skipped:
-				waitFor = append(waitFor, t.Manifest.Obj)
-			}
-		}
-		werr := mgr.Wait(ctx, waitFor, resourceapply.WaitOptions{
-			Interval: time.Second,
-			Progress: func(w resourceapply.WaitProgress) { prog.wait("applied objects", w) },
-		})
-		if werr != nil {
-			errs = append(errs, werr)
-		}
+		errs = append(errs, a.wait(ctx, p)...)
 	}
 
-	changes := &resourceapply.ChangeSet{}
-	for i := range p.Graph.Tasks {
-		if a.changes[i].Action != "" {
+	changes, stepChanges := &resourceapply.ChangeSet{}, &resourceapply.ChangeSet{}
+	for i, t := range p.Graph.Tasks {
+		switch {
+		case a.changes[i].Action == "":
+		case t.IsStep():
+			stepChanges.Add(a.changes[i])
+		default:
 			changes.Add(a.changes[i])
 		}
 	}
@@ -257,7 +252,7 @@ func (o *applyOptions) Run(ctx context.Context, s IOStreams) error {
 	for _, e := range errs {
 		lines = append(lines, errorLines(e)...)
 	}
-	prog.summary(len(errs) == 0, time.Since(start), changes, requests.reads.Load(), requests.writes.Load(), lines)
+	prog.summary(len(errs) == 0, time.Since(start), changes, stepChanges, requests.reads.Load(), requests.writes.Load(), lines)
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
@@ -326,17 +321,23 @@ func (a *clusterApplier) slow(now time.Time, d time.Duration) []resourceapply.Pe
 	sort.Slice(fs, func(i, j int) bool { return fs[i].start.Before(fs[j].start) })
 	out := make([]resourceapply.Pending, len(fs))
 	for i, f := range fs {
-		out[i] = resourceapply.Pending{Object: f.task.Manifest.ID(),
-			Message: fmt.Sprintf("%s (%s)", f.why, now.Sub(f.start).Round(time.Second))}
+		id := manifest.ID{Kind: "step", Name: f.task.Describe()}
+		if f.task.Manifest != nil {
+			id = f.task.Manifest.ID()
+		}
+		out[i] = resourceapply.Pending{Object: id, Message: fmt.Sprintf("%s (%s)", f.why, now.Sub(f.start).Round(time.Second))}
 	}
 	return out
 }
 
 var _ payload.Applier = &clusterApplier{}
 
-// Apply applies one object; a Job is then waited on until complete, since
-// it is a barrier.
+// Apply applies one object (a Job is then waited on until complete, since
+// it is a barrier), or runs one step.
 func (a *clusterApplier) Apply(ctx context.Context, t *payload.Task) error {
+	if t.IsStep() {
+		return a.runStep(ctx, t)
+	}
 	m := t.Manifest
 	f := &flight{task: t, start: time.Now(), why: "applying"}
 	a.mu.Lock()
@@ -375,6 +376,21 @@ func (a *clusterApplier) Apply(ctx context.Context, t *payload.Task) error {
 	return err
 }
 
+// observed returns what the task of an event did. A task that ended with
+// an error without being run (a step after an object that failed) is
+// recorded as failed, so that the summary counts it.
+func (a *clusterApplier) observed(e payload.Event) resourceapply.Change {
+	if e.Task == nil {
+		return resourceapply.Change{}
+	}
+	change := a.change(e.Task)
+	if e.Type == payload.EventTaskDone && e.Err != nil && change.Action == "" {
+		change = resourceapply.Change{Action: resourceapply.Failed}
+		a.setChange(e.Task, change)
+	}
+	return change
+}
+
 func (a *clusterApplier) change(t *payload.Task) resourceapply.Change {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -382,8 +398,5 @@ func (a *clusterApplier) change(t *payload.Task) resourceapply.Change {
 }
 
 func levelOf(t *payload.Task) string {
-	if l, _, ok := payload.ParseFileName(t.Manifest.OriginalFilename); ok {
-		return levelName(l)
-	}
-	return "unordered"
+	return levelName(t.RunLevel())
 }

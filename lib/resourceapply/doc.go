@@ -23,8 +23,13 @@
 // permanent failures (invalid, forbidden, a resource type or namespace
 // nothing creates) fail at once, without a write.
 //
+// RunStep runs a component's apply-time step (lib/component) with the
+// Manager's client and RESTMapper, reset after CustomResourceDefinitions
+// land, and reports whether it wrote anything (StepResult) or a *StepError.
+//
 // The package imports client-go, apimachinery, openshift/api, cli-utils'
-// kstatus and lib/manifest (for object identities and annotation keys). It
+// kstatus, lib/manifest (for object identities and annotation keys) and
+// lib/component (the Step interface and the Cluster a step gets). It
 // never imports payload or the command, and it does no logging: callers get
 // data and errors. A Manager is safe for concurrent use.
 package resourceapply

@@ -26,6 +26,9 @@ type WaitOptions struct {
 	// Progress, when set, is called after every poll with what is still
 	// pending, from the calling goroutine.
 	Progress func(WaitProgress)
+	// BeforePoll, when set, is called before every poll, from the calling
+	// goroutine (to run the steps that write the statuses waited for).
+	BeforePoll func(context.Context)
 }
 
 // DefaultWaitOptions poll every second with no timeout of their own.
@@ -96,6 +99,9 @@ func (m *Manager) Wait(ctx context.Context, objs []*unstructured.Unstructured, o
 	}
 	start := time.Now()
 	for {
+		if opts.BeforePoll != nil {
+			opts.BeforePoll(ctx)
+		}
 		// Group what is pending by resource.
 		groups := map[schema.GroupVersionResource][]*item{}
 		for _, it := range items {
