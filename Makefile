@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/payload-apply
 
-.PHONY: build test unit e2e test-deps test-apiserver verify bench fuzz
+.PHONY: build test unit e2e test-deps test-apiserver verify bench bench-100x fuzz
 
 build:
 	$(GO) build -o $(BIN) ./cmd/payload-apply
@@ -42,12 +42,26 @@ verify:
 	  if ! git diff --quiet -- go.mod go.sum; then echo "go.mod/go.sum are not tidy:"; git diff -- go.mod go.sum; \
 	    cp /tmp/payload-apply.go.mod.$$$$ go.mod; cp /tmp/payload-apply.go.sum.$$$$ go.sum; exit 1; fi
 
-# Go benchmarks, then the alternating comparisons recorded in docs/benchmarks.md.
+# Go benchmarks, then the alternating comparisons and the scale runs
+# recorded in docs/benchmarks.md: render --list against library-go's path,
+# the 4 profiles x 5 feature sets against one render, and time and peak RSS
+# of render --list over generated payloads of 1 and 10 releases.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	$(GO) run ./hack/benchratio -pkg ./plan -bench BenchmarkLoadSelectGraph -rounds 7 -benchtime 3x
 	$(GO) run ./hack/applybench -rounds 5
+	$(GO) run ./hack/benchratio -pkg ./plan -bench BenchmarkRenderMatrix -a all -b one -rounds 7 -benchtime 3x
+	$(GO) run ./hack/benchscale -scales 1,10 -rounds 5
+
+# The same at a hundred releases (about 1 GB generated into a temporary
+# directory; several minutes, 2.5 GB of memory).
+bench-100x:
+	$(GO) test ./plan -run '^$$' -bench BenchmarkRenderScale -benchtime 1x -benchmem -args -bench-scales 1,10,100
+	$(GO) run ./hack/benchscale -scales 1,10,100 -rounds 3
 
 # Short, bounded fuzzing of the parsers (seed corpora run in `make test` too).
 fuzz:
-	$(GO) test ./lib/manifest -run '^$$' -fuzz FuzzParse -fuzztime 30s
+	$(GO) test ./lib/manifest -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s
+	$(GO) test ./lib/manifest -run '^$$' -fuzz '^FuzzFastDecode$$' -fuzztime 30s
+	$(GO) test ./lib/manifest -run '^$$' -fuzz '^FuzzSplitYAML$$' -fuzztime 30s
+	$(GO) test ./lib/manifest -run '^$$' -fuzz '^FuzzMarshalYAML$$' -fuzztime 30s

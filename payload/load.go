@@ -15,6 +15,7 @@ import (
 
 	"github.com/blang/semver/v4"
 	imagev1 "github.com/openshift/api/image/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
 	"github.com/payload-apply/payload-apply/lib/manifest"
@@ -65,6 +66,20 @@ type LoadOptions struct {
 	ClusterProfile string
 	// Parallelism bounds the number of files parsed at once; 0 means GOMAXPROCS.
 	Parallelism int
+	// KeepData keeps each file's text in File.Data after parsing (validate
+	// lints it). Otherwise Data is dropped once the file is parsed: the
+	// objects are what the other commands use, and a payload's text is as
+	// big as the payload (100 MB for ten releases).
+	KeepData bool
+	// Only, when set, loads the payload for that one selection: the
+	// manifests Only excludes keep, of their object, only apiVersion, kind
+	// and metadata (what Select reads to explain the exclusion). The
+	// feature-set variants of CRDs, which a selection mostly excludes, are
+	// about half of a payload's bytes, and parsed objects take about twice
+	// the memory of their text. Such a Payload serves that selection alone:
+	// Select with any other selector, and WithProfile, fail. Nil: every
+	// object is kept whole.
+	Only *manifest.Selector
 }
 
 // DefaultProfile is the cluster profile in effect when nothing names one.
@@ -74,7 +89,8 @@ const DefaultProfile = "self-managed-high-availability"
 type File struct {
 	// Path is relative to the payload root, slash-separated.
 	Path string
-	// Data is the file's content (rendered, for manifests/).
+	// Data is the file's content (rendered, for manifests/); nil unless
+	// the payload was loaded with LoadOptions.KeepData.
 	Data []byte
 	// Manifests are the objects parsed from Data, in document order.
 	Manifests []manifest.Manifest
@@ -96,6 +112,10 @@ type Payload struct {
 
 	opts     LoadOptions
 	cvoFiles []rawFile // manifests/ before templating, kept for WithProfile
+	// rendered maps each manifests/ file that is a template to what it
+	// rendered to (Data may be dropped), for WithProfile to reuse the
+	// parsed file when another profile renders it the same.
+	rendered map[string][]byte
 }
 
 type rawFile struct {
@@ -209,31 +229,72 @@ func Load(fsys fs.FS, opts LoadOptions) (*Payload, error) {
 
 	cvo, findings := p.renderTemplates(opts.ClusterProfile)
 	p.Findings = append(p.Findings, findings...)
+	p.rendered = renderedTemplates(p.cvoFiles, cvo)
 	p.Files = append(cvo, make([]*File, len(releaseFiles))...)
 	for i, rf := range releaseFiles {
 		p.Files[len(cvo)+i] = &File{Path: rf.path, Data: rf.data}
 	}
-	errs = append(errs, parseFiles(p.Files, opts.Parallelism)...)
+	errs = append(errs, parseFiles(p.Files, opts)...)
 	return p, errors.Join(errs...)
 }
 
 // WithProfile returns the payload as a cluster of another profile sees it:
 // the manifests/ templates are rendered again with {{.ClusterProfile}} set to
-// profile; release-manifests/ are shared, not parsed again.
+// profile; release-manifests/ are shared, not parsed again. A payload loaded
+// for one selection (LoadOptions.Only) has no other profile.
 func (p *Payload) WithProfile(profile string) (*Payload, error) {
 	if profile == p.profile() {
 		return p, nil
 	}
+	if p.opts.Only != nil {
+		return nil, fmt.Errorf("the payload was loaded for profile %s only", p.profile())
+	}
 	q := *p
 	q.opts.ClusterProfile = profile
 	cvo, findings := q.renderTemplates(profile)
-	if errs := parseFiles(cvo, p.opts.Parallelism); len(errs) > 0 {
+	q.rendered = renderedTemplates(q.cvoFiles, cvo)
+	// A file that renders as it did for p (most do not name the profile)
+	// is p's file, already parsed.
+	prev := map[string]*File{}
+	for _, f := range p.Files[:countPrefix(p.Files, ManifestDir+"/")] {
+		prev[f.Path] = f
+	}
+	var parse []*File
+	for i, f := range cvo {
+		old, ok := prev[f.Path]
+		if !ok {
+			parse = append(parse, f)
+			continue
+		}
+		if text, templated := p.rendered[f.Path]; !templated || bytes.Equal(text, f.Data) {
+			cvo[i] = old
+			continue
+		}
+		parse = append(parse, f)
+	}
+	if errs := parseFiles(parse, p.opts); len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
 	// The templated files come first in load order; keep the rest as they are.
 	q.Files = append(cvo, p.Files[countPrefix(p.Files, ManifestDir+"/"):]...)
 	q.Findings = append(nonTemplateFindings(p.Findings), findings...)
 	return &q, nil
+}
+
+// renderedTemplates returns, for each file of raw that is a template and
+// rendered into files, the rendered text (files' Data must still be there).
+func renderedTemplates(raw []rawFile, files []*File) map[string][]byte {
+	byPath := map[string]*File{}
+	for _, f := range files {
+		byPath[f.Path] = f
+	}
+	out := map[string][]byte{}
+	for _, rf := range raw {
+		if f, ok := byPath[rf.path]; ok && isTemplate(rf.data) {
+			out[rf.path] = f.Data
+		}
+	}
+	return out
 }
 
 func countPrefix(files []*File, prefix string) int {
@@ -290,8 +351,13 @@ func (p *Payload) renderTemplates(profile string) ([]*File, []manifest.Finding) 
 	return files, findings
 }
 
+// isTemplate reports whether a manifests/ file has template actions.
+func isTemplate(data []byte) bool {
+	return bytes.Contains(data, []byte("{{"))
+}
+
 func renderTemplate(name string, in []byte, data templateData) ([]byte, error) {
-	if !bytes.Contains(in, []byte("{{")) {
+	if !isTemplate(in) {
 		return in, nil
 	}
 	t, err := template.New(name).Parse(string(in))
@@ -306,8 +372,10 @@ func renderTemplate(name string, in []byte, data templateData) ([]byte, error) {
 }
 
 // parseFiles parses files in parallel, each result in its own slot, and
-// returns the errors in file order.
-func parseFiles(files []*File, parallelism int) []error {
+// returns the errors in file order. It drops the files' Data unless
+// opts.KeepData.
+func parseFiles(files []*File, opts LoadOptions) []error {
+	parallelism := opts.Parallelism
 	if parallelism <= 0 {
 		parallelism = runtime.GOMAXPROCS(0)
 	}
@@ -320,6 +388,16 @@ func parseFiles(files []*File, parallelism int) []error {
 			defer wg.Done()
 			for i := range next {
 				files[i].Manifests, errs[i] = manifest.Parse(files[i].Path, files[i].Data)
+				if !opts.KeepData {
+					files[i].Data = nil
+				}
+				if opts.Only != nil {
+					for j := range files[i].Manifests {
+						if m := &files[i].Manifests[j]; !opts.Only.Include(m).Included {
+							stripToMetadata(m)
+						}
+					}
+				}
 			}
 		}()
 	}
@@ -329,6 +407,17 @@ func parseFiles(files []*File, parallelism int) []error {
 	close(next)
 	wg.Wait()
 	return slices.DeleteFunc(errs, func(e error) bool { return e == nil })
+}
+
+// stripToMetadata keeps of m's object only what selection reads.
+func stripToMetadata(m *manifest.Manifest) {
+	obj := map[string]any{}
+	for _, k := range []string{"apiVersion", "kind", "metadata"} {
+		if v, ok := m.Obj.Object[k]; ok {
+			obj[k] = v
+		}
+	}
+	m.Obj = &unstructured.Unstructured{Object: obj}
 }
 
 // cincinnatiMetadata is the release-metadata file format.
@@ -369,6 +458,22 @@ func loadMetadata(fsys fs.FS) (*Release, *imagev1.ImageStream, []error) {
 		errs = append(errs, fileErr(imsPath, fmt.Errorf("ImageStream name %q differs from the version %q in %s", ims.Name, rel.Version, metaPath)))
 	}
 	return rel, ims, errs
+}
+
+// ReadRelease reads release-manifests/release-metadata of a payload, as
+// Load does, without loading the rest: nil and no error when the payload
+// has no release-manifests/.
+func ReadRelease(fsys fs.FS) (*Release, error) {
+	data, err := fs.ReadFile(fsys, ReleaseManifestDir+"/"+ReleaseMetadataFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, dirErr := fs.Stat(fsys, ReleaseManifestDir); errors.Is(dirErr, fs.ErrNotExist) {
+			return nil, nil
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return ParseReleaseMetadata(data)
 }
 
 // ParseReleaseMetadata decodes and checks a release-metadata file: JSON of

@@ -2,6 +2,7 @@ package payload
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -153,5 +154,94 @@ func TestSelectDuplicates(t *testing.T) {
 	}
 	if len(s.Included) != 3 || len(s.Entries) != 4 {
 		t.Errorf("included %d of %d, want 3 of 4", len(s.Included), len(s.Entries))
+	}
+}
+
+// TestWithProfileReusesFiles: WithProfile parses again only the manifests/
+// files that render differently for the new profile, and gives what
+// loading with that profile gives.
+func TestWithProfileReusesFiles(t *testing.T) {
+	fsys := testFS(map[string]string{
+		"manifests/0000_00_cvo_a-plain.yaml":   cmYAML("plain"),
+		"manifests/0000_00_cvo_b-image.yaml":   cmYAML("image", `image: "{{.ReleaseImage}}"`),
+		"manifests/0000_00_cvo_c-profile.yaml": cmYAML("profile", `profile: "{{.ClusterProfile}}"`),
+		"release-manifests/release-metadata":   testMetadata,
+		"release-manifests/image-references":   testImages,
+		"release-manifests/0000_50_b_x.yaml":   cmYAML("b"),
+	})
+	for _, keep := range []bool{false, true} {
+		p, err := Load(fsys, LoadOptions{KeepData: keep})
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := p.WithProfile("single-node-developer")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := q.WithProfile("hypershift")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, want := range []bool{true, true, false, true} {
+			if got := p.Files[i] == q.Files[i]; got != want {
+				t.Errorf("KeepData %v: %s shared: %v, want %v", keep, p.Files[i].Path, got, want)
+			}
+			if got := q.Files[i] == r.Files[i]; got != want {
+				t.Errorf("KeepData %v: %s shared by the second WithProfile: %v, want %v", keep, q.Files[i].Path, got, want)
+			}
+		}
+		fresh, err := Load(fsys, LoadOptions{ClusterProfile: "hypershift", KeepData: keep})
+		if err != nil {
+			t.Fatal(err)
+		}
+		summary := func(p *Payload) []string {
+			var out []string
+			for _, m := range p.Manifests() {
+				out = append(out, m.String()+" "+m.Obj.GetAnnotations()["profile"]+" "+m.Obj.GetAnnotations()["image"])
+			}
+			return out
+		}
+		if diff := cmp.Diff(summary(fresh), summary(r)); diff != "" {
+			t.Errorf("KeepData %v: WithProfile twice differs from Load (-load +WithProfile):\n%s", keep, diff)
+		}
+	}
+}
+
+// TestLoadOnly: a payload loaded for one selection keeps the objects it
+// includes whole and only the metadata of the others, and serves no other
+// selection.
+func TestLoadOnly(t *testing.T) {
+	fsys := testFS(map[string]string{
+		"release-manifests/release-metadata": testMetadata,
+		"release-manifests/image-references": testImages,
+		"release-manifests/0000_50_b_x.yaml": cmYAML("in") + "data:\n  a: b\n---\n" + cmYAML("out", `release.openshift.io/feature-set: TechPreviewNoUpgrade`) + "data:\n  a: b\n",
+	})
+	set := "Default"
+	sel := &manifest.Selector{Profiles: []string{DefaultProfile}, FeatureSet: &set}
+	p, err := Load(fsys, LoadOptions{Only: sel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := p.Select(&manifest.Selector{Profiles: []string{DefaultProfile}, FeatureSet: &set})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range s.Entries {
+		got = append(got, fmt.Sprintf("%s included=%v data=%v reason=%q", e.Manifest.ID(), e.Included, e.Manifest.Obj.Object["data"] != nil, e.Reason))
+	}
+	want := []string{
+		`ConfigMap/ns/in included=true data=true reason=""`,
+		`ConfigMap/ns/out included=false data=false reason="\"Default\" is required, and release.openshift.io/feature-set=TechPreviewNoUpgrade"`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	other := "TechPreviewNoUpgrade"
+	if _, err := p.Select(&manifest.Selector{Profiles: []string{DefaultProfile}, FeatureSet: &other}); err == nil {
+		t.Error("Select with another selector: no error")
+	}
+	if _, err := p.WithProfile("hypershift"); err == nil {
+		t.Error("WithProfile: no error")
 	}
 }

@@ -3,6 +3,7 @@ package payload
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -43,8 +44,12 @@ func (e *DuplicateError) Error() string {
 
 // Select applies sel to every manifest of the payload. The error, when not nil,
 // joins a *DuplicateError for every object included twice; the Selection is
-// returned complete either way.
+// returned complete either way. A payload loaded for one selection
+// (LoadOptions.Only) returns an error and no Selection for any other.
 func (p *Payload) Select(sel *manifest.Selector) (*Selection, error) {
+	if p.opts.Only != nil && !reflect.DeepEqual(*p.opts.Only, *sel) {
+		return nil, errors.New("the payload was loaded for another selection")
+	}
 	all := p.Manifests()
 	s := &Selection{Entries: make([]Entry, len(all))}
 	for i, m := range all {

@@ -10,4 +10,10 @@
 // It is pure: the same Options give the same Plan, byte for byte. It never
 // talks to a cluster; callers that know a cluster resolve its facts first
 // and pass them in Options.
+//
+// Planning many selections of one payload (Validate's matrix of profiles
+// and feature sets, a caller rendering several) loads it once
+// (Options.Loaded) and shares a Cache: each profile's templates, overlay
+// builds and each object's YAML are made once. A single render loads only
+// what its selection includes whole (Options.Lean).
 package plan

@@ -72,5 +72,6 @@ func clusterProfileConfigMap(p *profiles.Profile, objs []*manifest.Manifest) (*m
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	m.OriginalFilename = file[len(GeneratedDir)+1:]
+	m.Raw = nil // not kept (see manifest.Manifest)
 	return m, nil
 }

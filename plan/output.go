@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -8,9 +9,10 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"strings"
 
-	"sigs.k8s.io/yaml"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/payload-apply/payload-apply/lib/manifest"
 	"github.com/payload-apply/payload-apply/lib/overlay"
@@ -19,7 +21,7 @@ import (
 
 // MarshalObject returns the object as YAML (keys sorted, as kubectl prints).
 func MarshalObject(m *manifest.Manifest) ([]byte, error) {
-	out, err := yaml.Marshal(m.Obj.Object)
+	out, err := manifest.MarshalYAML(m.Obj.Object)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s: marshal: %w", m.Position(), m.ID(), err)
 	}
@@ -43,19 +45,43 @@ func (p *Plan) Rendered() []*manifest.Manifest {
 
 // WriteYAML writes the rendered objects (see Rendered) in apply order as one
 // multi-document YAML stream, each document headed by a "# Source: FILE#DOC"
-// comment.
+// comment. Nothing is written when an object cannot be encoded.
 func (p *Plan) WriteYAML(w io.Writer) error {
-	var b bytes.Buffer
-	for _, m := range p.Rendered() {
-		data, err := MarshalObject(m)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(&b, "---\n# Source: %s\n", m.Position())
-		b.Write(data)
+	objs := p.Rendered()
+	docs, err := p.marshalAll(objs)
+	if err != nil {
+		return err
 	}
-	_, err := w.Write(b.Bytes())
-	return err
+	bw := bufio.NewWriterSize(w, 64<<10)
+	for i, m := range objs {
+		bw.WriteString("---\n# Source: ")
+		bw.WriteString(m.Position())
+		bw.WriteByte('\n')
+		bw.Write(docs[i])
+	}
+	return bw.Flush()
+}
+
+// marshalAll returns the YAML of objs, encoded on all cores (see
+// MarshalObject), or the first error in object order.
+func (p *Plan) marshalAll(objs []*manifest.Manifest) ([][]byte, error) {
+	docs := make([][]byte, len(objs))
+	errs := make([]error, len(objs))
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i, m := range objs {
+		g.Go(func() error {
+			docs[i], errs[i] = p.cache.marshal(m)
+			return nil
+		})
+	}
+	_ = g.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return docs, nil
 }
 
 // WriteList writes one line per object in apply order:
@@ -137,6 +163,20 @@ func (p *Plan) WriteDir(dir string) ([]string, error) {
 		}
 		byFile[m.File] = append(byFile[m.File], m)
 	}
+	var all []*manifest.Manifest
+	for _, file := range order {
+		if path.Ext(file) != ".json" {
+			all = append(all, byFile[file]...)
+		}
+	}
+	docs, err := p.marshalAll(all)
+	if err != nil {
+		return nil, err
+	}
+	yamlOf := make(map[*manifest.Manifest][]byte, len(all))
+	for i, m := range all {
+		yamlOf[m] = docs[i]
+	}
 	var written []string
 	for _, file := range order {
 		clean := path.Clean(file)
@@ -154,10 +194,7 @@ func (p *Plan) WriteDir(dir string) ([]string, error) {
 				b.WriteByte('\n')
 				continue
 			}
-			data, err := MarshalObject(m)
-			if err != nil {
-				return written, err
-			}
+			data := yamlOf[m]
 			if i > 0 {
 				b.WriteString("---\n")
 			}

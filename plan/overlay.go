@@ -40,11 +40,11 @@ func findOverlays(p *profiles.Profile, sources []overlay.Source) ([]*overlay.Ove
 
 // applyOverlays runs the overlay stage over the included objects. With no
 // overlays it returns them as they are.
-func applyOverlays(included []*manifest.Manifest, ovs []*overlay.Overlay) (*overlay.Result, error) {
+func applyOverlays(c *overlay.Cache, included []*manifest.Manifest, ovs []*overlay.Overlay) (*overlay.Result, error) {
 	if len(ovs) == 0 {
 		return &overlay.Result{Objects: included}, nil
 	}
-	res, err := overlay.Apply(included, ovs)
+	res, err := c.Apply(included, ovs)
 	if err != nil {
 		return nil, err
 	}
@@ -59,13 +59,14 @@ func applyOverlays(included []*manifest.Manifest, ovs []*overlay.Overlay) (*over
 // reports each problem once. A selection already built for a profile is not
 // built again.
 type overlayChecker struct {
+	cache   *overlay.Cache
 	sources []overlay.Source
 	built   map[string]bool
 	seen    map[string]bool
 }
 
 func newOverlayChecker(opts Options) *overlayChecker {
-	return &overlayChecker{sources: overlaySources(opts), built: map[string]bool{}, seen: map[string]bool{}}
+	return &overlayChecker{cache: opts.Cache.overlayCache(), sources: overlaySources(opts), built: map[string]bool{}, seen: map[string]bool{}}
 }
 
 // check runs the overlay stage of r's profile over included.
@@ -84,7 +85,7 @@ func (c *overlayChecker) check(r *resolved, included []*manifest.Manifest) []man
 	c.built[key.String()] = true
 	ovs, err := findOverlays(r.merged, c.sources)
 	if err == nil {
-		_, err = applyOverlays(included, ovs)
+		_, err = applyOverlays(c.cache, included, ovs)
 	}
 	what := fmt.Sprintf("profile %s, feature set %s", r.profile, FeatureSetLabel(r.featureSet))
 	var out []manifest.Finding

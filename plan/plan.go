@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	configv1 "github.com/openshift/api/config/v1"
+	"github.com/openshift/api/features"
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/payload-apply/payload-apply/lib/component"
@@ -24,6 +25,8 @@ type Options struct {
 	// Loaded, when set, is used instead of loading Payload again (for
 	// planning several selections of one payload).
 	Loaded *payload.Payload
+	// Cache, when set, shares work between plans of Loaded (see Cache).
+	Cache *Cache
 	// ReleaseImage is {{.ReleaseImage}} for manifests/ templates.
 	ReleaseImage string
 
@@ -42,6 +45,11 @@ type Options struct {
 	ExtraOverlays []overlay.Source
 	// SkipOverlays turns the overlay stage off (for measuring it).
 	SkipOverlays bool
+	// Lean loads the payload for this one selection only (see
+	// payload.LoadOptions.Only): the objects it excludes keep only their
+	// metadata, which about halves the memory a release payload takes. The
+	// Plan's Payload then serves no other selection. Ignored with Loaded.
+	Lean bool
 
 	// FeatureSet is the feature set ("" is Default).
 	FeatureSet string
@@ -121,6 +129,8 @@ type Plan struct {
 	Steps []component.StepSpec
 	// Findings are warnings met on the way (never errors).
 	Findings []manifest.Finding
+
+	cache *Cache // Options.Cache
 }
 
 // Build runs the pipeline. Errors name the file and document where there is
@@ -152,13 +162,14 @@ func BuildContext(ctx context.Context, opts Options) (*Plan, error) {
 		Selector:       r.selector,
 		Selection:      selection,
 		Findings:       append([]manifest.Finding(nil), r.payload.Findings...),
+		cache:          opts.Cache,
 	}
 	objs := selection.Included
 	if !opts.SkipOverlays {
 		if pl.Overlays, err = findOverlays(r.merged, overlaySources(opts)); err != nil {
 			return nil, err
 		}
-		res, err := applyOverlays(objs, pl.Overlays)
+		res, err := applyOverlays(opts.Cache.overlayCache(), objs, pl.Overlays)
 		if err != nil {
 			return nil, err
 		}
@@ -233,7 +244,7 @@ func resolve(opts Options) (*resolved, error) {
 	set := opts.Profiles
 	if set == nil {
 		var err error
-		if set, err = profiles.Embedded(); err != nil {
+		if set, err = opts.Cache.embeddedProfiles(); err != nil {
 			return nil, err
 		}
 	}
@@ -258,13 +269,35 @@ func resolve(opts Options) (*resolved, error) {
 		if fsys == nil {
 			fsys = payload.Embedded()
 		}
-		if p, err = payload.Load(fsys, payload.LoadOptions{ReleaseImage: opts.ReleaseImage, ClusterProfile: profile}); err != nil {
+		lopts := payload.LoadOptions{ReleaseImage: opts.ReleaseImage, ClusterProfile: profile}
+		if opts.Lean {
+			// The selection needs only the release's version; when it
+			// cannot be made before loading, load everything, and the
+			// errors come in their usual order.
+			if rel, err := payload.ReadRelease(fsys); err == nil {
+				if _, sel, err := selector(opts, chain, gateProfile, rel); err == nil {
+					lopts.Only = sel
+				}
+			}
+		}
+		if p, err = payload.Load(fsys, lopts); err != nil {
 			return nil, err
 		}
-	} else if p, err = p.WithProfile(profile); err != nil {
+	} else if p, err = opts.Cache.withProfile(p, profile); err != nil {
 		return nil, err
 	}
+	featureSet, sel, err := selector(opts, chain, gateProfile, p.Release)
+	if err != nil {
+		return nil, err
+	}
+	return &resolved{profiles: set, profile: profile, source: source, merged: merged, chain: chain, payload: p, featureSet: featureSet, selector: sel}, nil
+}
 
+// selector makes the inclusion filter of opts for a profile chain and its
+// feature-gate profile, and a release (nil: none). It returns the feature
+// set in effect too.
+func selector(opts Options, chain []string, gateProfile features.ClusterProfileName, release *payload.Release) (configv1.FeatureSet, *manifest.Selector, error) {
+	var err error
 	featureSetName := opts.FeatureSet
 	var fgGates sets.Set[string]
 	if opts.FeatureGate == nil && opts.ClusterConfig != nil && opts.ClusterConfig.FeatureGate != nil {
@@ -272,12 +305,12 @@ func resolve(opts Options) (*resolved, error) {
 	}
 	if opts.FeatureGate != nil {
 		version := ""
-		if p.Release != nil {
-			version = p.Release.Version
+		if release != nil {
+			version = release.Version
 		}
 		var fgSet configv1.FeatureSet
 		if fgSet, fgGates, err = payload.GatesFromFeatureGate(opts.FeatureGate, version); err != nil {
-			return nil, err
+			return "", nil, err
 		}
 		if featureSetName == "" {
 			featureSetName = string(fgSet)
@@ -285,10 +318,10 @@ func resolve(opts Options) (*resolved, error) {
 	}
 	featureSet, err := payload.FeatureSetName(featureSetName)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	major := uint64(4)
-	if mv := p.Release.MajorVersion(); mv != nil {
+	if mv := release.MajorVersion(); mv != nil {
 		major = *mv
 	}
 	var gates sets.Set[string]
@@ -296,7 +329,7 @@ func resolve(opts Options) (*resolved, error) {
 		// The FeatureGate object's list, with explicit gates on top.
 		gates = fgGates
 		if _, err := payload.EnabledFeatureGates(major, gateProfile, configv1.CustomNoUpgrade, opts.FeatureGates); err != nil {
-			return nil, err
+			return "", nil, err
 		}
 		for _, g := range opts.FeatureGates {
 			if name, off := strings.CutPrefix(strings.TrimSpace(g), "-"); off {
@@ -306,7 +339,7 @@ func resolve(opts Options) (*resolved, error) {
 			}
 		}
 	} else if gates, err = payload.EnabledFeatureGates(major, gateProfile, featureSet, opts.FeatureGates); err != nil {
-		return nil, err
+		return "", nil, err
 	}
 
 	annotationSet := FeatureSetLabel(featureSet)
@@ -314,7 +347,7 @@ func resolve(opts Options) (*resolved, error) {
 		Profiles:     chain,
 		FeatureSet:   &annotationSet,
 		FeatureGates: gates,
-		MajorVersion: p.Release.MajorVersion(),
+		MajorVersion: release.MajorVersion(),
 	}
 	if opts.ExcludeID != "" {
 		id := opts.ExcludeID
@@ -323,11 +356,11 @@ func resolve(opts Options) (*resolved, error) {
 	if opts.Capabilities {
 		caps, err := payload.Capabilities(opts.BaselineCapabilitySet, opts.AdditionalCapabilities)
 		if err != nil {
-			return nil, err
+			return "", nil, err
 		}
 		sel.Capabilities = caps
 	}
-	return &resolved{profiles: set, profile: profile, source: source, merged: merged, chain: chain, payload: p, featureSet: featureSet, selector: sel}, nil
+	return featureSet, sel, nil
 }
 
 // FeatureSetLabel prints a feature set the way the annotation spells it

@@ -21,7 +21,8 @@ import (
 // overlays each profile applies, built over its selection (for every profile
 // and feature set, or only those opts names), overlays no profile applies,
 // image references, and file names the task graph cannot order. The error is for problems that stop
-// validation itself (an unreadable payload, unknown options).
+// validation itself (an unreadable payload, unknown options, an
+// opts.Loaded payload loaded without payload.LoadOptions.KeepData).
 func Validate(opts Options) ([]manifest.Finding, error) {
 	return validate(opts, false, nil)
 }
@@ -54,16 +55,24 @@ func validate(opts Options, release bool, labels map[string]string) ([]manifest.
 	var findings []manifest.Finding
 	if p == nil {
 		var err error
-		p, err = payload.Load(fsys, payload.LoadOptions{ReleaseImage: opts.ReleaseImage, ClusterProfile: opts.Profile})
+		p, err = payload.Load(fsys, payload.LoadOptions{ReleaseImage: opts.ReleaseImage, ClusterProfile: opts.Profile, KeepData: true})
 		if p == nil {
 			return nil, err
 		}
 		findings = append(findings, errorFindings(err)...)
 	}
 	findings = append(findings, p.Findings...)
+	if opts.Cache == nil {
+		// The matrix of profiles and feature sets below shares the
+		// profiles' templates and the overlay builds.
+		opts.Cache = NewCache()
+	}
 
 	linter := manifest.NewLinter(set.Names())
 	for _, f := range p.Files {
+		if f.Data == nil && len(f.Manifests) > 0 {
+			return nil, fmt.Errorf("%s: the payload was loaded without its text (payload.LoadOptions.KeepData): cannot lint it", f.Path)
+		}
 		docs, err := manifest.SplitDocuments(f.Data)
 		if err == nil {
 			for _, d := range docs {
@@ -150,10 +159,10 @@ func duplicateFindings(p *payload.Payload, set *profiles.Set, opts Options) ([]m
 				out = append(out, overlays.check(r, sel.Included)...)
 				continue
 			}
-			for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+			for _, e := range flatten(err) {
 				var d *payload.DuplicateError
 				if !errors.As(e, &d) {
-					continue
+					return nil, e
 				}
 				key := d.First.Position() + "|" + d.Second.Position()
 				entry, ok := byKey[key]

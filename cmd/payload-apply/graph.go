@@ -53,6 +53,8 @@ func (o *graphOptions) Complete(ctx context.Context, args []string, s IOStreams)
 	}
 	var err error
 	o.opts, err = o.selection.options()
+	// One selection: load only what it includes whole.
+	o.opts.Lean = true
 	return err
 }
 

@@ -6,12 +6,25 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"k8s.io/klog/v2"
 )
 
+// gcPercent is the garbage collector's target unless GOGC says otherwise.
+// A payload-apply process parses a whole payload into objects that live
+// until it exits (twice the payload's size on disk) while parsing makes ten
+// times as much short-lived garbage; Go's default of 100 lets the heap grow
+// to twice what is live before collecting. At 50 the peak memory of
+// `render --list` over ten releases falls by a quarter (3.6 to 2.7 times
+// the payload's bytes) for about 8% more CPU (docs/benchmarks.md).
+const gcPercent = 50
+
 func main() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(gcPercent)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr})
 	stop()

@@ -71,6 +71,8 @@ func (o *renderOptions) Complete(ctx context.Context, args []string, s IOStreams
 	}
 	var err error
 	o.opts, err = o.selection.options()
+	// One selection: load only what it includes whole.
+	o.opts.Lean = true
 	return err
 }
 

@@ -7,7 +7,6 @@ import (
 
 	udiff "github.com/aymanbagabas/go-udiff"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
 
 	"github.com/payload-apply/payload-apply/lib/manifest"
 )
@@ -216,7 +215,7 @@ func yamlText(o *unstructured.Unstructured) (string, error) {
 	if o == nil {
 		return "", nil
 	}
-	b, err := yaml.Marshal(o.Object)
+	b, err := manifest.MarshalYAML(o.Object)
 	return string(b), err
 }
 

@@ -1,13 +1,18 @@
 // Package manifest parses release-payload manifests and decides which of them a
 // cluster includes.
 //
-// It owns three things: splitting YAML and JSON files into documents while
+// It owns four things: splitting YAML and JSON files into documents while
 // remembering each document's file, index and line (Parse); the inclusion
 // decision with a reason for every exclusion (Selector, built on library-go's
-// Manifest.Include); and the annotation lint that `payload-apply validate`
-// reports (Lint).
+// Manifest.Include); the annotation lint that `payload-apply validate`
+// reports (Lint); and encoding objects as YAML (MarshalYAML).
 //
-// The package is a leaf of the module: it imports apimachinery, openshift/api
-// and library-go only. It performs no I/O beyond what its callers hand it, does
-// no logging and never talks to a cluster.
+// Decoding and encoding give exactly what library-go's ParseManifests and
+// sigs.k8s.io/yaml give, by shorter ways where the package can vouch for the
+// result (decode.go, marshal.go), by theirs otherwise.
+//
+// The package is a leaf of the module: it imports apimachinery, openshift/api,
+// library-go and the YAML and JSON libraries they use (go-yaml v2 and v3,
+// sigs.k8s.io/yaml and sigs.k8s.io/json) only. It performs no I/O beyond what
+// its callers hand it, does no logging and never talks to a cluster.
 package manifest

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	configv1 "github.com/openshift/api/config/v1"
 	"github.com/openshift/api/features"
@@ -52,6 +53,12 @@ var knownReleaseNames = []string{"feature-set", "feature-gate", "major-version",
 // feature-set annotation ("Default" for the empty set, plus every fixed set
 // and CustomNoUpgrade), sorted.
 func KnownFeatureSets() []string {
+	return slices.Clone(knownFeatureSets())
+}
+
+// knownFeatureSets and knownFeatureGates are computed once: openshift/api's
+// tables are fixed at build time, and selection asks for them on every plan.
+var knownFeatureSets = sync.OnceValue(func() []string {
 	known := sets.New[string](string(configv1.CustomNoUpgrade))
 	for _, byProfile := range features.AllFeatureSets() {
 		for _, bySet := range byProfile {
@@ -65,10 +72,13 @@ func KnownFeatureSets() []string {
 		}
 	}
 	return sets.List(known)
+})
+
+func KnownFeatureGates() []string {
+	return slices.Clone(knownFeatureGates())
 }
 
-// KnownFeatureGates returns every feature gate openshift/api defines, sorted.
-func KnownFeatureGates() []string {
+var knownFeatureGates = sync.OnceValue(func() []string {
 	known := sets.New[string]()
 	for _, byProfile := range features.AllFeatureSets() {
 		for _, bySet := range byProfile {
@@ -83,7 +93,7 @@ func KnownFeatureGates() []string {
 		}
 	}
 	return sets.List(known)
-}
+})
 
 // Linter checks the annotations of manifests. Build it with NewLinter; it is
 // safe for concurrent use.

@@ -1,7 +1,6 @@
 package manifest
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -18,8 +17,13 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// Manifest is one object of a payload file: library-go's manifest (Raw JSON,
-// GVK and the unstructured Obj) plus where it came from.
+// Manifest is one object of a payload file: library-go's manifest (GVK and
+// the unstructured Obj) plus where it came from.
+//
+// library-go's Raw (the object as JSON) is not kept: it is nil in every
+// Manifest this module makes. It would add about two thirds of the
+// payload's size on disk to the memory of every command, and nothing reads
+// it; marshal Obj when JSON is needed.
 type Manifest struct {
 	lgmanifest.Manifest
 
@@ -155,47 +159,53 @@ func splitJSON(data []byte) (docs []Document, ok bool, err error) {
 
 func splitYAML(data []byte) ([]Document, error) {
 	var docs []Document
-	var buf bytes.Buffer
 	line, docLine := 0, 1
 	seenSeparator := false
-	flush := func() {
+	// A document is the run of lines between two separators, so its Data is
+	// a slice of data (the separator lines are left out).
+	docStart := 0
+	flush := func(end int) {
 		// Before the first separator, a blank or comment-only preamble is no
 		// document; after it, every chunk is one (empty ones included).
-		if seenSeparator || !isBlankYAML(buf.Bytes()) {
-			docs = append(docs, Document{Index: len(docs), Line: docLine, Data: append([]byte(nil), buf.Bytes()...)})
+		chunk := data[docStart:end:end]
+		if seenSeparator || !isBlankYAML(chunk) {
+			docs = append(docs, Document{Index: len(docs), Line: docLine, Data: chunk})
 		}
-		buf.Reset()
 	}
-	r := bufio.NewReader(bytes.NewReader(data))
-	for {
-		text, err := r.ReadBytes('\n')
-		if len(text) > 0 {
-			line++
-			if bytes.HasPrefix(text, []byte("---")) {
-				rest := strings.TrimSpace(string(text[3:]))
-				if rest != "" && rest[0] != '#' {
-					return nil, fmt.Errorf("line %d: invalid YAML document separator: %s", line, rest)
-				}
-				flush()
-				seenSeparator = true
-				docLine = line + 1
-			} else {
-				buf.Write(text)
+	for pos := 0; pos < len(data); {
+		next := len(data)
+		if i := bytes.IndexByte(data[pos:], '\n'); i >= 0 {
+			next = pos + i + 1
+		}
+		text := data[pos:next]
+		line++
+		if bytes.HasPrefix(text, []byte("---")) {
+			rest := strings.TrimSpace(string(text[3:]))
+			if rest != "" && rest[0] != '#' {
+				return nil, fmt.Errorf("line %d: invalid YAML document separator: %s", line, rest)
 			}
+			flush(pos)
+			seenSeparator = true
+			docLine = line + 1
+			docStart = next
 		}
-		if err != nil {
-			break
-		}
+		pos = next
 	}
-	if buf.Len() > 0 {
-		flush()
+	if docStart < len(data) {
+		flush(len(data))
 	}
 	return docs, nil
 }
 
 // isBlankYAML reports whether b holds only whitespace and comments.
 func isBlankYAML(b []byte) bool {
-	for _, l := range bytes.Split(b, []byte("\n")) {
+	for len(b) > 0 {
+		l := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			l, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
 		l = bytes.TrimSpace(l)
 		if len(l) > 0 && l[0] != '#' {
 			return false
@@ -219,8 +229,9 @@ func Parse(file string, data []byte) ([]Manifest, error) {
 	}
 	out := make([]Manifest, 0, len(docs))
 	var errs []error
+	values := map[string]any{}
 	for _, d := range docs {
-		m, err := decodeDocument(d)
+		m, err := decodeDocument(d, values)
 		if err != nil {
 			errs = append(errs, &ParseError{File: file, Doc: d.Index, Line: d.Line, Err: err})
 			continue
@@ -244,8 +255,30 @@ func baseName(file string) string {
 	return file
 }
 
-// decodeDocument returns nil, nil for empty and null documents.
-func decodeDocument(d Document) (*Manifest, error) {
+// decodeDocument returns nil, nil for empty and null documents. YAML
+// documents take the direct path (decodeYAMLFast) when it can vouch for the
+// result, else the reference path (decodeSlow), which also words the errors.
+// Raw is dropped (see Manifest).
+func decodeDocument(d Document, values map[string]any) (*Manifest, error) {
+	if !d.JSON {
+		if isBlankYAML(d.Data) {
+			return nil, nil
+		}
+		if m, ok := decodeYAMLFast(d.Data, values); ok {
+			return m, nil
+		}
+	}
+	m, err := decodeSlow(d)
+	if m != nil {
+		m.Raw = nil
+	}
+	return m, err
+}
+
+// decodeSlow decodes a document the way library-go's ParseManifests does:
+// YAML to JSON with sigs.k8s.io/yaml, then Manifest.UnmarshalJSON (the
+// universal decoder).
+func decodeSlow(d Document) (*Manifest, error) {
 	raw := d.Data
 	if !d.JSON {
 		if isBlankYAML(raw) {
@@ -354,5 +387,6 @@ func FromObject(file string, doc int, obj map[string]any) (*Manifest, error) {
 		return nil, err
 	}
 	m.OriginalFilename = baseName(file)
+	m.Raw = nil
 	return m, nil
 }

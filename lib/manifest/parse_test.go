@@ -1,6 +1,9 @@
 package manifest
 
 import (
+	"bufio"
+	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -145,5 +148,71 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 		_ = err
+	})
+}
+
+// splitYAMLByLines is the first splitYAML: it reads line by line and copies
+// each document. FuzzSplitYAML holds the slicing version to it.
+func splitYAMLByLines(data []byte) ([]Document, error) {
+	var docs []Document
+	var buf bytes.Buffer
+	line, docLine := 0, 1
+	seenSeparator := false
+	flush := func() {
+		if seenSeparator || !isBlankYAML(buf.Bytes()) {
+			docs = append(docs, Document{Index: len(docs), Line: docLine, Data: append([]byte(nil), buf.Bytes()...)})
+		}
+		buf.Reset()
+	}
+	r := bufio.NewReader(bytes.NewReader(data))
+	for {
+		text, err := r.ReadBytes('\n')
+		if len(text) > 0 {
+			line++
+			if bytes.HasPrefix(text, []byte("---")) {
+				rest := strings.TrimSpace(string(text[3:]))
+				if rest != "" && rest[0] != '#' {
+					return nil, fmt.Errorf("line %d: invalid YAML document separator: %s", line, rest)
+				}
+				flush()
+				seenSeparator = true
+				docLine = line + 1
+			} else {
+				buf.Write(text)
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	if buf.Len() > 0 {
+		flush()
+	}
+	return docs, nil
+}
+
+func FuzzSplitYAML(f *testing.F) {
+	for _, s := range []string{
+		"a: 1\n", "# c\n---\na: 1\n---\n---\nb\n", "---", "--- # x\na\n--- !x\n", "a\r\n---\r\nb", "\n\n---\n\n", "a: 1\n---\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		want, wantErr := splitYAMLByLines(data)
+		got, err := splitYAML(data)
+		if fmt.Sprint(wantErr) != fmt.Sprint(err) {
+			t.Fatalf("error %v, want %v", err, wantErr)
+		}
+		norm := func(ds []Document) []Document {
+			for i := range ds {
+				if len(ds[i].Data) == 0 {
+					ds[i].Data = nil
+				}
+			}
+			return ds
+		}
+		if diff := cmp.Diff(norm(want), norm(got)); diff != "" {
+			t.Fatalf("documents (-by lines +sliced):\n%s", diff)
+		}
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"path"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -108,14 +109,118 @@ type Result struct {
 // Errors are *Error naming the overlay's kustomization file; Apply stops at
 // the first overlay that fails. Apply is safe for concurrent use; it does not
 // change objs.
+//
+// An overlay whose kustomization holds nothing but patches that each name a
+// target gets only the objects some target may select (see narrowing):
+// kustomize leaves the others as they are, so they pass through without
+// the cost of a build.
 func Apply(objs []*manifest.Manifest, overlays []*Overlay) (*Result, error) {
+	return (*Cache)(nil).apply(objs, overlays, true)
+}
+
+// Cache remembers what overlays did to the objects they were given, so that
+// planning several selections of one payload (validate, a matrix of
+// profiles and feature sets) builds each overlay once per distinct input.
+// An entry is keyed by the overlay's kustomization file (Overlay.File) and
+// the very objects it was given (pointers, compared one by one), so a Cache
+// must only serve overlays whose files do not change meanwhile, and objects
+// that nobody changes in place (which the pipeline never does). It holds
+// on to the objects of its entries. A Cache is safe for concurrent use;
+// the nil *Cache remembers nothing.
+type Cache struct {
+	mu       sync.Mutex
+	building map[string]*sync.Mutex // one build of an overlay at a time, so that no two do the same work
+	entries  map[string][]*cacheEntry
+	objects  map[string]map[state]state // overlays whose objects are independent (narrowing.perObject)
+	prepared map[string]*prepared
+}
+
+// NewCache returns an empty Cache.
+func NewCache() *Cache {
+	return &Cache{building: map[string]*sync.Mutex{}, entries: map[string][]*cacheEntry{}, objects: map[string]map[state]state{}, prepared: map[string]*prepared{}}
+}
+
+// cacheEntry is one overlay build: the objects given to kustomize, and
+// what came out.
+type cacheEntry struct {
+	in      []state
+	out     []state // one per input; m nil when the overlay deleted it
+	added   []state
+	changes []Change
+}
+
+func (c *Cache) lookup(key string, in []state) *cacheEntry {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range c.entries[key] {
+		if slices.Equal(e.in, in) {
+			return e
+		}
+	}
+	return nil
+}
+
+// prepare returns o.prepare(), once per overlay file. A prepared overlay is
+// only read once its objects are written, which build does under buildMu.
+func (c *Cache) prepare(o *Overlay) (*prepared, error) {
+	if c == nil {
+		return o.prepare()
+	}
+	c.mu.Lock()
+	p, ok := c.prepared[o.File]
+	c.mu.Unlock()
+	if ok {
+		return p, nil
+	}
+	p, err := o.prepare()
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.prepared[o.File] = p
+	c.mu.Unlock()
+	return p, nil
+}
+
+// lockBuilds takes the lock of the builds of key, and returns its release.
+func (c *Cache) lockBuilds(key string) func() {
+	c.mu.Lock()
+	l, ok := c.building[key]
+	if !ok {
+		l = &sync.Mutex{}
+		c.building[key] = l
+	}
+	c.mu.Unlock()
+	l.Lock()
+	return l.Unlock
+}
+
+func (c *Cache) store(key string, e *cacheEntry) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.entries[key] = append(c.entries[key], e)
+}
+
+// Apply is the package's Apply, remembering and reusing overlay builds in c.
+func (c *Cache) Apply(objs []*manifest.Manifest, overlays []*Overlay) (*Result, error) {
+	return c.apply(objs, overlays, true)
+}
+
+// apply is Apply; narrow false gives every object to kustomize.
+func (c *Cache) apply(objs []*manifest.Manifest, overlays []*Overlay, narrow bool) (*Result, error) {
 	cur := make([]state, len(objs))
 	for i, m := range objs {
 		cur[i] = state{m: m, source: m}
 	}
 	res := &Result{}
 	for _, o := range overlays {
-		next, changes, err := o.apply(cur)
+		next, changes, err := o.applyCached(cur, c, narrow)
 		if err != nil {
 			return nil, err
 		}
@@ -138,59 +243,184 @@ type state struct {
 
 const memRoot = "/overlay"
 
-func (o *Overlay) apply(in []state) ([]state, []Change, error) {
-	if err := o.Check(); err != nil {
+// applyCached runs the overlay over in: the objects it may touch go to
+// kustomize (or to c, when it has seen them), the others pass through.
+func (o *Overlay) applyCached(in []state, c *Cache, narrow bool) ([]state, []Change, error) {
+	mem, err := c.prepare(o)
+	if err != nil {
 		return nil, nil, err
+	}
+	fed := make([]state, 0, len(in))
+	feed := make([]bool, len(in))
+	for i, s := range in {
+		if !narrow || mem.narrowing == nil || mem.narrowing.mayTouch(s.m) {
+			fed = append(fed, s)
+			feed[i] = true
+		}
+	}
+	key := o.File
+	if !narrow {
+		key += "\x00full"
+	}
+	if c != nil {
+		// kustomize builds run one at a time anyway (buildMu).
+		unlock := c.lockBuilds(key)
+		defer unlock()
+	}
+	if narrow && mem.narrowing != nil && mem.narrowing.perObject && c != nil {
+		return c.applyPerObject(o, mem, key, in, feed, fed)
+	}
+	e := c.lookup(key, fed)
+	if e == nil {
+		if e, err = o.build(mem, fed); err != nil {
+			return nil, nil, err
+		}
+		c.store(key, e)
+	}
+	out := make([]state, 0, len(in)+len(e.added))
+	j := 0
+	for i, s := range in {
+		if !feed[i] {
+			out = append(out, s)
+			continue
+		}
+		if r := e.out[j]; r.m != nil {
+			out = append(out, r)
+		}
+		j++
+	}
+	return append(out, e.added...), e.changes, nil
+}
+
+// applyPerObject is applyCached for an overlay whose patches each touch
+// an object without regard to the others (narrowing.perObject): what the
+// overlay made of an object is remembered object by object, and kustomize
+// only gets the objects it has not seen yet. The changes come in the order
+// a build of all of them gives: modified objects in input order (kustomize
+// keeps the order; these overlays add nothing), then deleted ones.
+func (c *Cache) applyPerObject(o *Overlay, mem *prepared, key string, in []state, feed []bool, fed []state) ([]state, []Change, error) {
+	c.mu.Lock()
+	known := c.objects[key]
+	var missing []state
+	for _, s := range fed {
+		if _, ok := known[s]; !ok {
+			missing = append(missing, s)
+		}
+	}
+	c.mu.Unlock()
+	if len(missing) > 0 || known == nil {
+		e, err := o.build(mem, missing)
+		if err != nil {
+			return nil, nil, err
+		}
+		c.mu.Lock()
+		if c.objects[key] == nil {
+			c.objects[key] = map[state]state{}
+		}
+		for j, s := range missing {
+			c.objects[key][s] = e.out[j]
+		}
+		known = c.objects[key]
+		c.mu.Unlock()
+	}
+	c.mu.Lock()
+	results := make([]state, len(fed))
+	for j, s := range fed {
+		results[j] = known[s]
+	}
+	c.mu.Unlock()
+	out := make([]state, 0, len(in))
+	var changes, deleted []Change
+	j := 0
+	for i, s := range in {
+		if !feed[i] {
+			out = append(out, s)
+			continue
+		}
+		r := results[j]
+		j++
+		switch {
+		case r.m == nil:
+			deleted = append(deleted, Change{Overlay: o.File, Action: Deleted, Source: s.source})
+		case r.m != s.m:
+			changes = append(changes, Change{Overlay: o.File, Action: Modified, Source: s.source, Object: r.m})
+			out = append(out, r)
+		default:
+			out = append(out, r)
+		}
+	}
+	return out, append(changes, deleted...), nil
+}
+
+// prepared is an overlay copied into kustomize's in-memory file system,
+// ready for its objects.
+type prepared struct {
+	fs        filesys.FileSystem
+	narrowing *narrowing // nil: every object goes to kustomize
+}
+
+// prepare Checks the overlay and copies it.
+func (o *Overlay) prepare() (*prepared, error) {
+	if err := o.Check(); err != nil {
+		return nil, err
 	}
 	fail := func(format string, args ...any) error {
 		return &Error{File: o.File, Err: fmt.Errorf(format, args...)}
 	}
 	mem := filesys.MakeFsInMemory()
 	if err := o.copyTo(mem); err != nil {
-		return nil, nil, fail("copy the overlay: %w", err)
+		return nil, fail("copy the overlay: %w", err)
 	}
 	if mem.Exists(memRoot + "/" + InputFile) {
-		return nil, nil, fail("%s is reserved for the objects the overlay works on", InputFile)
+		return nil, fail("%s is reserved for the objects the overlay works on", InputFile)
 	}
-	if err := o.rewriteKustomization(mem); err != nil {
-		return nil, nil, fail("%w", err)
+	n, err := o.rewriteKustomization(mem)
+	if err != nil {
+		return nil, fail("%w", err)
+	}
+	return &prepared{fs: mem, narrowing: n}, nil
+}
+
+// build runs kustomize over in and says what became of each object.
+func (o *Overlay) build(mem *prepared, in []state) (*cacheEntry, error) {
+	fail := func(format string, args ...any) error {
+		return &Error{File: o.File, Err: fmt.Errorf(format, args...)}
 	}
 	var input bytes.Buffer
 	for i, s := range in {
 		data, err := tagged(s.m.Obj.Object, i)
 		if err != nil {
-			return nil, nil, fail("%s: %s: encode: %w", s.m.Position(), s.m.ID(), err)
+			return nil, fail("%s: %s: encode: %w", s.m.Position(), s.m.ID(), err)
 		}
 		input.WriteString("---\n")
 		input.Write(data)
 		input.WriteByte('\n')
 	}
-	if err := mem.WriteFile(memRoot+"/"+InputFile, input.Bytes()); err != nil {
-		return nil, nil, fail("write the objects: %w", err)
-	}
-
+	// The prepared copy may be shared (Cache): write the objects and build
+	// under the lock.
 	buildMu.Lock()
-	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(mem, memRoot)
+	err := mem.fs.WriteFile(memRoot+"/"+InputFile, input.Bytes())
+	if err != nil {
+		buildMu.Unlock()
+		return nil, fail("write the objects: %w", err)
+	}
+	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(mem.fs, memRoot)
 	buildMu.Unlock()
 	if err != nil {
-		return nil, nil, fail("kustomize build: %w", err)
+		return nil, fail("kustomize build: %w", err)
 	}
 
-	var (
-		out     = make([]state, 0, len(in))
-		added   []state
-		changes []Change
-		seen    = make([]bool, len(in))
-		docs    = map[string]int{}
-	)
+	e := &cacheEntry{in: in, out: make([]state, len(in))}
+	seen := make([]bool, len(in))
+	docs := map[string]int{}
 	for _, r := range resMap.Resources() {
 		raw, err := r.MarshalJSON()
 		if err != nil {
-			return nil, nil, fail("%s: encode kustomize output: %w", r.CurId(), err)
+			return nil, fail("%s: encode kustomize output: %w", r.CurId(), err)
 		}
 		u := &unstructured.Unstructured{}
 		if err := u.UnmarshalJSON(raw); err != nil {
-			return nil, nil, fail("%s: decode kustomize output: %w", r.CurId(), err)
+			return nil, fail("%s: decode kustomize output: %w", r.CurId(), err)
 		}
 		ann := u.GetAnnotations()
 		idx, tagged := ann[IndexAnnotation]
@@ -198,40 +428,40 @@ func (o *Overlay) apply(in []state) ([]state, []Change, error) {
 		if tagged {
 			i, err := strconv.Atoi(idx)
 			if err != nil || i < 0 || i >= len(in) || seen[i] {
-				return nil, nil, fail("%s: the overlay changed or copied the %s annotation", r.CurId(), IndexAnnotation)
+				return nil, fail("%s: the overlay changed or copied the %s annotation", r.CurId(), IndexAnnotation)
 			}
 			seen[i] = true
 			prev := in[i]
 			restore(u, prev.m.Obj)
 			if reflect.DeepEqual(u.Object, prev.m.Obj.Object) {
-				out = append(out, prev)
+				e.out[i] = prev
 				continue
 			}
 			m, err := newManifest(u, prev.m.File, prev.m.Doc, prev.m.Line)
 			if err != nil {
-				return nil, nil, fail("%s: %w", prev.m.Position(), err)
+				return nil, fail("%s: %w", prev.m.Position(), err)
 			}
 			m.OriginalFilename = prev.m.OriginalFilename
-			out = append(out, state{m: m, source: prev.source})
-			changes = append(changes, Change{Overlay: o.File, Action: Modified, Source: prev.source, Object: m})
+			e.out[i] = state{m: m, source: prev.source}
+			e.changes = append(e.changes, Change{Overlay: o.File, Action: Modified, Source: prev.source, Object: m})
 			continue
 		}
 		restore(u, nil)
 		file := o.addedFile(origin, u)
 		m, err := newManifest(u, file, docs[file], 0)
 		if err != nil {
-			return nil, nil, fail("%s: %w", file, err)
+			return nil, fail("%s: %w", file, err)
 		}
 		docs[file]++
-		added = append(added, state{m: m})
-		changes = append(changes, Change{Overlay: o.File, Action: Added, Object: m})
+		e.added = append(e.added, state{m: m})
+		e.changes = append(e.changes, Change{Overlay: o.File, Action: Added, Object: m})
 	}
 	for i, ok := range seen {
 		if !ok {
-			changes = append(changes, Change{Overlay: o.File, Action: Deleted, Source: in[i].source})
+			e.changes = append(e.changes, Change{Overlay: o.File, Action: Deleted, Source: in[i].source})
 		}
 	}
-	return append(out, added...), changes, nil
+	return e, nil
 }
 
 // copyTo copies the overlay's directory tree to memRoot in mem.
@@ -259,20 +489,22 @@ func (o *Overlay) copyTo(mem filesys.FileSystem) error {
 }
 
 // rewriteKustomization adds InputFile first to the overlay's resources and
-// turns on origin annotations, in the in-memory copy.
-func (o *Overlay) rewriteKustomization(mem filesys.FileSystem) error {
+// turns on origin annotations, in the in-memory copy. It returns the
+// overlay's narrowing, nil when every object must go to kustomize.
+func (o *Overlay) rewriteKustomization(mem filesys.FileSystem) (*narrowing, error) {
 	file := memRoot + "/" + o.kustomization
 	data, err := mem.ReadFile(file)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var k map[string]any
 	if err := yaml.Unmarshal(data, &k); err != nil {
-		return fmt.Errorf("parse: %w", err)
+		return nil, fmt.Errorf("parse: %w", err)
 	}
 	if k == nil {
 		k = map[string]any{}
 	}
+	n := narrowingOf(k, func(p string) ([]byte, error) { return mem.ReadFile(memRoot + "/" + p) })
 	resources, _ := k["resources"].([]any)
 	k["resources"] = append([]any{InputFile}, resources...)
 	meta, _ := k["buildMetadata"].([]any)
@@ -285,9 +517,9 @@ func (o *Overlay) rewriteKustomization(mem filesys.FileSystem) error {
 	}
 	out, err := yaml.Marshal(k)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return mem.WriteFile(file, out)
+	return n, mem.WriteFile(file, out)
 }
 
 // tagged returns obj as JSON with IndexAnnotation set to i; obj is not
@@ -366,5 +598,6 @@ func newManifest(u *unstructured.Unstructured, file string, doc, line int) (*man
 		return nil, err
 	}
 	m.OriginalFilename = path.Base(file)
+	m.Raw = nil // not kept (see manifest.Manifest)
 	return m, nil
 }

@@ -17,6 +17,12 @@
 // paths, "..", remote resources and Helm charts before the build, and the
 // build sees only the overlay's copy.
 //
+// An overlay made only of patches gets only the objects its patches may
+// select (narrow.go); the others pass through untouched, as kustomize would
+// leave them. A Cache remembers builds across calls (validate and renders
+// of many selections), object by object when the patches cannot mix
+// objects.
+//
 // krusty replaces a process-wide OpenAPI schema on every run, so builds are
 // serialised by a package-level mutex (the one piece of package state). The
 // package imports kustomize, apimachinery and lib/manifest; it never talks to

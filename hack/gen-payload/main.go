@@ -1,0 +1,35 @@
+// Command gen-payload writes a synthetic release payload shaped like a real
+// one (see internal/genpayload) for benchmarks:
+//
+//	go run ./hack/gen-payload -scale 10 -seed 1 -o /tmp/payload-10x
+//
+// -scale 1 is the size of a release (about 600 files, 11 MB), 10 and 100
+// ten and a hundred times that. The same -seed and -scale give the same
+// bytes. It prints the number of files and bytes written.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/payload-apply/payload-apply/internal/genpayload"
+)
+
+func main() {
+	seed := flag.Uint64("seed", 1, "random seed: the same seed and scale give the same payload")
+	scale := flag.Int("scale", 1, "size in releases: 1, 10 or 100")
+	out := flag.String("o", "", "output directory (created; existing files of the same names are overwritten)")
+	flag.Parse()
+	if *out == "" || *scale < 1 || flag.NArg() > 0 {
+		fmt.Fprintln(os.Stderr, "usage: gen-payload -o DIR [-scale 1|10|100] [-seed N]")
+		os.Exit(2)
+	}
+	files, bytes, err := genpayload.Write(*out, genpayload.Options{Seed: *seed, Scale: *scale})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "gen-payload:", err)
+		os.Exit(1)
+	}
+	fmt.Printf("%s: %d files, %d bytes (scale %d, seed %d, version %s)\n", *out, files, bytes, *scale, *seed,
+		genpayload.Version(genpayload.Options{Seed: *seed, Scale: *scale}))
+}

@@ -1,0 +1,8 @@
+package overlay
+
+import "github.com/payload-apply/payload-apply/lib/manifest"
+
+// ApplyFull is Apply giving every object to kustomize (no narrowing).
+func ApplyFull(objs []*manifest.Manifest, overlays []*Overlay) (*Result, error) {
+	return (*Cache)(nil).apply(objs, overlays, false)
+}
