@@ -3,11 +3,15 @@
 package resourceapply
 
 import (
+	"net/http"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/payload-apply/payload-apply/test/apiserver"
 )
@@ -174,5 +178,101 @@ func TestDiffMissingKindsAndNamespaces(t *testing.T) {
 	// The CRD and the Namespace are dry runs; nothing else writes.
 	if w := e.count.writes.Load(); w != 2 {
 		t.Errorf("%d writes, want 2 dry runs", w)
+	}
+}
+
+// TestDiffAllReadsInBulk: DiffAll reads several objects of one resource
+// with one bounded LIST (across namespaces when they span several), never
+// lists Secrets, and falls back to GETs when a LIST would not fit (the
+// ClusterRoles: the server's own bootstrap roles outnumber the page).
+func TestDiffAllReadsInBulk(t *testing.T) {
+	s := apiserver.Shared(t)
+	e := newEnv(t, s)
+	ns2 := e.ns + "-b"
+	e.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: " + ns2 + "}\n")
+	cm := func(ns, name, x string) string {
+		return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + ", namespace: " + ns + "}\ndata: {x: \"" + x + "\"}\n"
+	}
+	secret := func(name string) string {
+		return "apiVersion: v1\nkind: Secret\nmetadata: {name: " + name + ", namespace: NS}\ndata: {x: MQ==}\n"
+	}
+	role := func(name string) string {
+		return "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: " + e.ns + "-" + name + "}\nrules: []\n"
+	}
+	for _, doc := range []string{cm(e.ns, "a", "1"), cm(e.ns, "b", "1"), cm(ns2, "c", "1"), secret("s1"), secret("s2"), role("r1")} {
+		if _, err := e.apply(doc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var objs []*unstructured.Unstructured
+	for _, doc := range []string{
+		cm(e.ns, "a", "1"), cm(e.ns, "b", "2"), cm(ns2, "c", "1"), cm(ns2, "d", "1"),
+		secret("s1"), secret("s2"), role("r1"), role("r2"),
+	} {
+		objs = append(objs, parse(t, strings.ReplaceAll(doc, "NS", e.ns)))
+	}
+
+	cfg := s.RESTConfig()
+	var mu sync.Mutex
+	var reads []string
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		return rtFunc(func(r *http.Request) (*http.Response, error) {
+			if r.Method == http.MethodGet {
+				mu.Lock()
+				reads = append(reads, r.URL.Path+"?"+r.URL.RawQuery)
+				mu.Unlock()
+			}
+			return rt.RoundTrip(r)
+		})
+	}
+	mgr, err := NewManager(cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	previews, err := mgr.DiffAll(t.Context(), objs, DefaultDiffOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Action{Unchanged, Configured, Unchanged, Created, Unchanged, Unchanged, Unchanged, Created}
+	for i, p := range previews {
+		if p.Action != want[i] {
+			t.Errorf("%s: %s (%s), want %s", p.Object, p.Action, p.Message, want[i])
+		}
+	}
+
+	count := func(re string) int {
+		n := 0
+		for _, r := range reads {
+			if regexp.MustCompile(re).MatchString(r) {
+				n++
+			}
+		}
+		return n
+	}
+	if n := count(`/configmaps/`); n != 0 {
+		t.Errorf("%d GETs of single ConfigMaps, want none:\n%s", n, strings.Join(reads, "\n"))
+	}
+	if n := count(`/configmaps\?`); n < 1 || n > 3 {
+		t.Errorf("%d LISTs of ConfigMaps, want 1 across namespaces, or 3 when it does not fit:\n%s", n, strings.Join(reads, "\n"))
+	}
+	if n := count(`/secrets\?`); n != 0 {
+		t.Errorf("Secrets listed:\n%s", strings.Join(reads, "\n"))
+	}
+	if n := count(`/secrets/s[12]\?`); n != 2 {
+		t.Errorf("%d GETs of the Secrets, want 2:\n%s", n, strings.Join(reads, "\n"))
+	}
+	if n := count(`/clusterroles\?limit=50$`); n != 1 {
+		t.Errorf("%d LISTs of ClusterRoles with a page of 50, want 1:\n%s", n, strings.Join(reads, "\n"))
+	}
+	roles, err := e.client.Resource(schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"}).List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantGets := 0
+	if len(roles.Items) > 50 {
+		wantGets = 2
+	}
+	if n := count(`/clusterroles/` + e.ns); n != wantGets {
+		t.Errorf("%d GETs of single ClusterRoles, want %d (%d on the server):\n%s", n, wantGets, len(roles.Items), strings.Join(reads, "\n"))
 	}
 }
