@@ -5,9 +5,13 @@ package e2e
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
+	"net"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -46,8 +50,11 @@ func changedObjects(stdout string) []string {
 // deleted is create-only (trusted-ca), which shows both halves of the
 // rule: edited, it stays unchanged (apply never updates it); deleted, it
 // is to create (apply creates it when missing). An object annotated for
-// deletion that exists is a deletion. A Secret's values never show in the
-// output or the logs, even at -v=10.
+// deletion that exists is a deletion. Two runs print the same, sorted by
+// run level, component and object. A cluster that cannot be reached fails
+// at once with one error, and reads the user may not do fail with each
+// object named, both exit 2. A Secret's values never show in the output
+// or the logs, even at -v=10.
 func TestDiffLive(t *testing.T) {
 	s := apiserver.New(t, apiserver.Options{})
 	ctx := t.Context()
@@ -152,6 +159,76 @@ func TestDiffLive(t *testing.T) {
 		d, err = c.Resource(deployments).Namespace(ns).Get(ctx, "ingress-operator", metav1.GetOptions{})
 		if n, _, _ := unstructured.NestedInt64(d.Object, "spec", "replicas"); err != nil || n != 3 {
 			t.Errorf("replicas %d (%v) after diff, want 3", n, err)
+		}
+	})
+
+	t.Run("output is stable and sorted", func(t *testing.T) {
+		first, second := cli(t, ctx, "diff", kc), cli(t, ctx, "diff", kc)
+		if first.stdout != second.stdout || first.code != 1 || second.code != 1 {
+			t.Errorf("two runs differ (exit %d, %d):\n%s\n---\n%s", first.code, second.code, first.stdout, second.stdout)
+		}
+		r := cli(t, ctx, "diff", kc, "-o", "json")
+		var out struct {
+			Objects []struct {
+				Group, Kind, Namespace, Name, Component string
+				RunLevel                                int
+			} `json:"objects"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, o := range out.Objects {
+			if o.Group == "" {
+				o.Group = "core"
+			}
+			got = append(got, fmt.Sprintf("%02d %s %s/%s/%s/%s", o.RunLevel, o.Component, o.Group, o.Kind, o.Namespace, o.Name))
+		}
+		if !sort.StringsAreSorted(got) || len(got) != 2 {
+			t.Errorf("-o json objects not sorted by run level, component and object: %q", got)
+		}
+	})
+
+	t.Run("an unreachable cluster: exit 2 at once, one clear error", func(t *testing.T) {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		dead := "https://" + l.Addr().String()
+		_ = l.Close()
+		start := time.Now()
+		r := cli(t, ctx, "diff", kc, "--server="+dead, "--profile=self-managed-high-availability")
+		if r.code != 2 || r.stdout != "" {
+			t.Errorf("exit %d, want 2, and no output:\n%s", r.code, r.stdout)
+		}
+		if want := "error: cannot reach the cluster at " + dead + ": "; !strings.HasPrefix(r.stderr, want) || !strings.Contains(r.stderr, "connection refused") || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("stderr, want one line starting %q:\n%s", want, r.stderr)
+		}
+		if d := time.Since(start); d > 10*time.Second {
+			t.Errorf("took %s: an unreachable cluster must fail at once, not retry", d)
+		}
+	})
+
+	t.Run("forbidden: exit 2, the reads refused named", func(t *testing.T) {
+		// Without --profile the first read is the cluster's profile.
+		r := cli(t, ctx, "diff", kc, "--as=e2e-nobody")
+		if r.code != 2 || r.stdout != "" {
+			t.Errorf("exit %d, want 2, and no output:\n%s", r.code, r.stdout)
+		}
+		if !strings.Contains(r.stderr, `error: reading the cluster's profile: ConfigMap/openshift-config/cluster-profile: get: forbidden: `) ||
+			!strings.Contains(r.stderr, `User "e2e-nobody" cannot get resource "configmaps"`) {
+			t.Errorf("stderr:\n%s", r.stderr)
+		}
+		// With --profile, every object is refused and named, by file.
+		r = cli(t, ctx, "diff", kc, "--as=e2e-nobody", "--profile=self-managed-high-availability")
+		if r.code != 2 {
+			t.Errorf("exit %d, want 2:\n%s", r.code, tail(r.stderr))
+		}
+		if !strings.Contains(r.stderr, "release-manifests/0000_50_cluster-ingress-operator_02-deployment.yaml#0: Deployment.apps/openshift-ingress-operator/ingress-operator: get: forbidden: ") {
+			t.Errorf("stderr does not name the Deployment refused:\n%s", tail(r.stderr))
+		}
+		if !strings.HasSuffix(r.stdout, "Summary: 0 to create, 0 to change, 0 to delete, 0 unchanged\n") {
+			t.Errorf("stdout:\n%s", r.stdout)
 		}
 	})
 
