@@ -39,8 +39,11 @@ the versions to wait for.
 
 Live, with --kubeconfig (or any other cluster flag: --context, --server, ...):
 what 'payload-apply apply' would change on the cluster, with the same flags.
-Every object of the plan is read (--parallelism at once), and the object
-apply would leave is computed without writing anything:
+Every object of the plan is read (--parallelism requests at once): several
+objects of one resource by one LIST (across namespaces when they span
+several), bounded to a few times the objects wanted, else one GET each;
+Secrets are always read one by one, so no other Secret is ever read. The
+object apply would leave is then computed without writing anything:
   - an object apply would not touch (the live object already has every field
     the payload sets, the test apply itself uses) is unchanged: one read,
     no dry run;
@@ -68,6 +71,9 @@ creationTimestamp) are dropped and Secret data is always masked ("***",
 "*** (before)"/"*** (after)" when a value changes); requests about Secrets
 are never logged with their bodies, whatever -v says.
 Colour is used only when stdout is a terminal (and NO_COLOR is unset).
+
+A cluster that cannot be reached, or that refuses the credentials, fails at
+once with one error; reads the user may not do fail object by object.
 
 Exit codes: 0 no differences, 1 differences, 2 error (including usage
 errors, and objects that could not be compared), as kubectl diff.`,
