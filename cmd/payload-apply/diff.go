@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"sync"
 
 	"github.com/spf13/pflag"
@@ -211,8 +212,25 @@ func (o *diffOptions) write(s IOStreams, r *diff.Result, failures []error) error
 	return nil
 }
 
+// liveGCPercent is the garbage collector's target for a live diff unless
+// GOGC is set: a live diff is one selection of one payload, waited on by a
+// person, so it trades memory for time, unlike the commands that may load
+// many payloads (gcPercent). On the real payload: 30% less CPU than at 50,
+// peak RSS 120 -> 175 MB (docs/benchmarks.md, "Live diff (issue 5)").
+// liveMemoryLimit keeps a very large payload from growing the heap to
+// three times what is live: from there the collector runs as often as it
+// must.
+const (
+	liveGCPercent   = 200
+	liveMemoryLimit = 1 << 30
+)
+
 // runLive compares the cluster with what apply would make of it.
 func (o *diffOptions) runLive(ctx context.Context, s IOStreams) error {
+	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
+		defer debug.SetGCPercent(debug.SetGCPercent(liveGCPercent))
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(liveMemoryLimit))
+	}
 	fail := func(err error) error { return &exitError{Code: exitUsage, Err: err} }
 	logger := klog.FromContext(ctx)
 	cfg, err := o.kube.restConfig()
