@@ -10,7 +10,8 @@
 // would do without writing: a Preview per object with the live object and
 // the merged one (the live object itself when Apply would not touch it,
 // found with the same InSync test and no dry run; else the result of a
-// server-side dry run). Results are data: a Change per object with
+// server-side dry run), reading live objects in bulk by bounded LISTs
+// (never Secrets). Results are data: a Change per object with
 // a typed Action, collected in a ChangeSet; failures are *ApplyError values
 // carrying the object, a classified Reason and the cause.
 //

@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/klog/v2"
 
 	"github.com/payload-apply/payload-apply/lib/manifest"
 )
@@ -380,12 +379,8 @@ func (m *Manager) listAll(ctx context.Context, objs []*unstructured.Unstructured
 			l, err = nri.List(ctx, metav1.ListOptions{Limit: int64(limit)})
 			return err
 		})
-		switch {
-		case err != nil:
-			klog.FromContext(ctx).V(2).Info("List failed: reading one by one", "resource", resource.String(), "namespace", namespace, "err", err)
-			return nil
-		case l.GetContinue() != "":
-			klog.FromContext(ctx).V(2).Info("List too long: reading by smaller parts", "resource", resource.String(), "namespace", namespace, "limit", limit)
+		if err != nil || l.GetContinue() != "" {
+			// Refused, failed, or more than the page: smaller reads.
 			return nil
 		}
 		return l.Items
