@@ -4,9 +4,14 @@
 // It owns one Manager with a file per verb: Apply (server-side apply with
 // field manager "payload-apply" and forced conflicts, the create-only and
 // delete annotations, ClusterOperators created once and never overwritten),
-// Delete, and Wait (readiness: kstatus for generic kinds, and readers of its
+// Delete, Wait (readiness: kstatus for generic kinds, and readers of its
 // own for CustomResourceDefinitions, Deployments, Jobs and ClusterOperators,
-// the last with the CVO's rules). Results are data: a Change per object with
+// the last with the CVO's rules), and Diff/DiffAll, which compute what Apply
+// would do without writing: a Preview per object with the live object and
+// the merged one (the live object itself when Apply would not touch it,
+// found with the same InSync test and no dry run; else the result of a
+// server-side dry run), reading live objects in bulk by bounded LISTs
+// (never Secrets). Results are data: a Change per object with
 // a typed Action, collected in a ChangeSet; failures are *ApplyError values
 // carrying the object, a classified Reason and the cause.
 //
@@ -31,5 +36,8 @@
 // kstatus, lib/manifest (for object identities and annotation keys) and
 // lib/component (the Step interface and the Cluster a step gets). It
 // never imports payload or the command, and it does no logging: callers get
-// data and errors. A Manager is safe for concurrent use.
+// data and errors. The one thing it does to logging: requests about Secrets
+// run with a context logger that stops below client-go's body level (V(8)),
+// so that no verbosity prints Secret data. A Manager is safe for concurrent
+// use.
 package resourceapply

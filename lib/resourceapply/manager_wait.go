@@ -121,7 +121,7 @@ func (m *Manager) Wait(ctx context.Context, objs []*unstructured.Unstructured, o
 					defer wg.Done()
 					sem <- struct{}{}
 					defer func() { <-sem }()
-					list, err := m.client.Resource(gvr).List(ctx, metav1.ListOptions{})
+					list, err := m.client.Resource(gvr).List(withoutBodyLogs(ctx, group[0].obj), metav1.ListOptions{})
 					if err != nil {
 						for _, it := range group {
 							it.message = "list: " + err.Error()
@@ -146,7 +146,7 @@ func (m *Manager) Wait(ctx context.Context, objs []*unstructured.Unstructured, o
 					sem <- struct{}{}
 					defer func() { <-sem }()
 					ri := m.client.Resource(gvr).Namespace(it.ns)
-					live, err := ri.Get(ctx, it.obj.GetName(), metav1.GetOptions{})
+					live, err := ri.Get(withoutBodyLogs(ctx, it.obj), it.obj.GetName(), metav1.GetOptions{})
 					switch {
 					case apierrors.IsNotFound(err):
 						live = nil
