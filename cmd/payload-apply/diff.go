@@ -143,7 +143,7 @@ func useColor(s IOStreams) bool {
 	if os.Getenv("NO_COLOR") != "" {
 		return false
 	}
-	f, ok := s.Out.(*os.File)
+	f, ok := osFile(s.Out)
 	if !ok {
 		return false
 	}
