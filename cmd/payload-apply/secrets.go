@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"os"
+	"sync"
+	"sync/atomic"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
@@ -21,15 +23,25 @@ import (
 // Every run gets a redact.Values on its context. The commands that talk to
 // a cluster add the credentials of the kubeconfig (restConfig) and the
 // values of the plan's Secrets (addPlanSecrets); stdout and stderr mask
-// them, and the logger on the context (which client-go uses for its request
-// and response logs) masks them and every Secret's data in logged bodies.
+// them, and a klog filter masks them, and every Secret's data in logged
+// request and response bodies, in everything klog prints (client-go logs
+// through klog, with or without the command's context).
 
 type secretsKey struct{}
 
-// withSecrets returns ctx carrying v and a logger that masks secrets.
+// logSecrets are the values the klog filter masks: the current run's.
+var (
+	logSecrets   atomic.Pointer[redact.Values]
+	logFilterSet sync.Once
+)
+
+// withSecrets returns ctx carrying v, and makes klog mask v's values.
 func withSecrets(ctx context.Context, v *redact.Values) context.Context {
-	ctx = context.WithValue(ctx, secretsKey{}, v)
-	return klog.NewContext(ctx, redact.Logger(klog.FromContext(ctx), v))
+	logSecrets.Store(v)
+	logFilterSet.Do(func() {
+		klog.SetLogFilter(redact.LogFilter{Values: logSecrets.Load})
+	})
+	return context.WithValue(ctx, secretsKey{}, v)
 }
 
 // secretsOf returns the values of ctx; a new empty set when there is none.

@@ -59,38 +59,88 @@ func (s *logSink) WithCallDepth(depth int) logr.LogSink {
 	return s
 }
 
-// mask returns a copy of the key/value list with values masked.
-func (s *logSink) mask(kv []any) []any {
+func (s *logSink) mask(kv []any) []any { return maskKV(kv, s.values) }
+
+// maskKV returns a copy of the key/value list with values masked.
+func maskKV(kv []any, v *Values) []any {
 	out := make([]any, len(kv))
 	copy(out, kv)
 	for i := 1; i < len(out); i += 2 {
 		key, _ := out[i-1].(string)
-		switch val := out[i].(type) {
-		case string:
-			if key == "body" {
-				out[i] = Body(val, s.values)
-			} else {
-				out[i] = s.values.String(val)
-			}
-		case []byte:
-			if key == "body" {
-				out[i] = Body(string(val), s.values)
-			} else {
-				out[i] = s.values.String(string(val))
-			}
-		case error:
-			out[i] = s.values.String(val.Error())
-		case fmt.Stringer:
-			out[i] = s.values.String(val.String())
-		case nil, bool, int, int32, int64, uint, uint32, uint64, float32, float64:
-		default:
-			// Structs, maps and slices: print them as klog would, masked.
-			if s.values.Len() > 0 {
-				out[i] = s.values.String(fmt.Sprintf("%+v", val))
+		if key == "body" {
+			switch val := out[i].(type) {
+			case string:
+				out[i] = Body(val, v)
+				continue
+			case []byte:
+				out[i] = Body(string(val), v)
+				continue
 			}
 		}
+		out[i] = maskValue(out[i], v)
 	}
 	return out
+}
+
+// maskValue returns val with v's values masked: as it is when it cannot
+// hold text, else as a string.
+func maskValue(val any, v *Values) any {
+	switch t := val.(type) {
+	case nil, bool, int, int32, int64, uint, uint32, uint64, float32, float64:
+		return val
+	case string:
+		return v.String(t)
+	case []byte:
+		return v.String(string(t))
+	case error:
+		return v.String(t.Error())
+	case fmt.Stringer:
+		return v.String(t.String())
+	}
+	// Structs, maps and slices: print them as klog would, masked.
+	if v.Len() > 0 {
+		return v.String(fmt.Sprintf("%+v", val))
+	}
+	return val
+}
+
+// LogFilter masks secrets in every klog call when installed with
+// klog.SetLogFilter: the arguments of Info/Infof, the message and key/value
+// pairs of InfoS and ErrorS, including those of loggers that klog.FromContext
+// and klog.Background return (client-go's request and response logs).
+// Values logged under "body" go through Body. klog does not filter the
+// error of ErrorS. Values returns the set to mask; nil masks no values but
+// Body still masks Secret data.
+type LogFilter struct {
+	Values func() *Values
+}
+
+func (f LogFilter) values() *Values {
+	if f.Values == nil {
+		return nil
+	}
+	return f.Values()
+}
+
+// Filter masks the arguments of klog.Info and friends.
+func (f LogFilter) Filter(args []any) []any {
+	v := f.values()
+	out := make([]any, len(args))
+	for i, a := range args {
+		out[i] = maskValue(a, v)
+	}
+	return out
+}
+
+// FilterF masks the format and arguments of klog.Infof and friends.
+func (f LogFilter) FilterF(format string, args []any) (string, []any) {
+	return f.values().String(format), f.Filter(args)
+}
+
+// FilterS masks the message and values of klog.InfoS and ErrorS.
+func (f LogFilter) FilterS(msg string, kv []any) (string, []any) {
+	v := f.values()
+	return v.String(msg), maskKV(kv, v)
 }
 
 // Writer returns a writer that masks v's values in each Write before

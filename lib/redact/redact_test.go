@@ -117,3 +117,26 @@ func TestWrap(t *testing.T) {
 		t.Error("Wrap of nil or with no values should return its input")
 	}
 }
+
+func TestLogFilter(t *testing.T) {
+	var v Values
+	v.Add("client-key-line")
+	f := LogFilter{Values: func() *Values { return &v }}
+	args := f.Filter([]any{"a client-key-line", 3, errors.New("client-key-line failed")})
+	if args[0] != "a <redacted>" || args[1] != 3 || args[2] != "<redacted> failed" {
+		t.Errorf("Filter: %v", args)
+	}
+	format, fargs := f.FilterF("key %s client-key-line", []any{"client-key-line"})
+	if format != "key %s <redacted>" || fargs[0] != "<redacted>" {
+		t.Errorf("FilterF: %q %v", format, fargs)
+	}
+	msg, kv := f.FilterS("Response Body", []any{"body", `{"kind":"Secret","apiVersion":"v1","stringData":{"k":"anything"}}`, "url", "https://x/client-key-line"})
+	if msg != "Response Body" || strings.Contains(kv[1].(string), "anything") || kv[3] != "https://x/<redacted>" {
+		t.Errorf("FilterS: %q %v", msg, kv)
+	}
+	// Without values, Secret bodies are still masked.
+	_, kv = LogFilter{}.FilterS("Response Body", []any{"body", `{"kind":"Secret","apiVersion":"v1","data":{"k":"c2VjcmV0"}}`})
+	if strings.Contains(kv[1].(string), "c2VjcmV0") {
+		t.Errorf("FilterS without values: %v", kv)
+	}
+}
