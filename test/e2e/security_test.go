@@ -523,6 +523,43 @@ func TestSecurity(t *testing.T) {
 		if strings.Contains(st.stderr, "forbidden") || !strings.Contains(st.stdout, "Available=False") {
 			t.Errorf("status with the role: exit %d\n%s%s", st.code, st.stdout, st.stderr)
 		}
+
+		// status without get on clusteroperators: exit 2, naming it.
+		readless := role.DeepCopy()
+		readless.Name = "payload-apply-no-clusteroperators"
+		readless.Rules = nil
+		for _, rule := range role.Rules {
+			if rule.APIGroups[0] != "config.openshift.io" {
+				readless.Rules = append(readless.Rules, rule)
+			}
+		}
+		if _, err := kc.RbacV1().ClusterRoles().Create(ctx, readless, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		reader := serviceAccountToken(t, ctx, kc, "payload-apply-test", "reader")
+		if _, err := kc.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: readless.Name},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: readless.Name},
+			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: "payload-apply-test", Name: "reader"}},
+		}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		readerKC := "--kubeconfig=" + kubeconfig{server: s.URL(), ca: admin.CAData, token: reader, clusterName: "reader", dir: dir}.write(t)
+		st = cli(t, ctx, "status", readerKC, "--payload", payloadDir)
+		want = `user "system:serviceaccount:payload-apply-test:reader" cannot get clusteroperators.config.openshift.io cluster-wide: ` +
+			`the role needs verb "get" on resource "clusteroperators" of API group "config.openshift.io" cluster-wide`
+		if st.code != 2 || !strings.Contains(st.stderr, want) {
+			t.Errorf("status without get on clusteroperators: exit %d, want 2 and %q:\n%s", st.code, want, st.stderr)
+		}
+
+		// A token the server does not accept: exit 2 at the first request.
+		bad := "--kubeconfig=" + kubeconfig{server: s.URL(), ca: admin.CAData, token: "not-a-valid-token", clusterName: "bad-token", dir: dir}.write(t)
+		for _, args := range [][]string{{"apply", bad, "--payload", payloadDir}, {"apply", bad, "--payload", payloadDir, "--profile", "self-managed-high-availability"}} {
+			r := cli(t, ctx, args...)
+			if r.code != 2 || !strings.Contains(r.stderr, "unauthorized") || strings.Count(r.stderr, "error: ") != 1 {
+				t.Errorf("%v: exit %d, want 2 and one unauthorized error:\n%s", args, r.code, r.stderr)
+			}
+		}
 		t.Logf("rbac: %s", time.Since(start).Round(time.Millisecond))
 	})
 
