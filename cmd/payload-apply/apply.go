@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
 	"github.com/payload-apply/payload-apply/lib/manifest"
@@ -178,7 +177,10 @@ func (o *applyOptions) Run(ctx context.Context, s IOStreams) error {
 	if err != nil {
 		return err
 	}
-	if err := resolveClusterProfile(ctx, cfg, mgr, &o.opts, o.selection.fs.Changed("profile")); err != nil {
+	if err := checkServer(cfg); err != nil {
+		return failure(explainConnection(err))
+	}
+	if err := resolveClusterProfile(ctx, mgr, &o.opts, o.selection.fs.Changed("profile")); err != nil {
 		return failure(explainConnection(err))
 	}
 	p, err := plan.BuildContext(ctx, o.opts)
@@ -324,13 +326,9 @@ func isolated(err error) bool {
 // resolveClusterProfile sets opts.Profile from the cluster's
 // openshift-config/cluster-profile ConfigMap unless --profile was given or
 // --cluster-config names a profile.
-//
-// Reading the ConfigMap is the run's first request; when it is not needed,
-// checkServer makes one instead, so that a server whose certificate cannot
-// be verified stops the run before it starts.
-func resolveClusterProfile(ctx context.Context, cfg *rest.Config, mgr *resourceapply.Manager, opts *plan.Options, flagSet bool) error {
+func resolveClusterProfile(ctx context.Context, mgr *resourceapply.Manager, opts *plan.Options, flagSet bool) error {
 	if flagSet || (opts.ClusterConfig != nil && opts.ClusterConfig.Profile != "") {
-		return checkServer(cfg)
+		return nil
 	}
 	data, err := clusterProfile(ctx, mgr)
 	if err != nil {

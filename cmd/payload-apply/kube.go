@@ -101,10 +101,11 @@ func (k *kubeFlags) insecureSource(cc clientcmd.ClientConfig) string {
 	return fmt.Sprintf("insecure-skip-tls-verify: true for cluster %q in the kubeconfig", cluster)
 }
 
-// checkServer asks the server its version (GET /version) and fails when
-// the server's certificate cannot be verified or the credentials are
-// refused; other failures (the server restarting) are left to the retries
-// of the requests that follow.
+// checkServer asks the server its version (GET /version), the run's first
+// request, and fails when the server's certificate cannot be verified or
+// the credentials are refused: one clear error before anything starts.
+// Other failures (the server restarting) are left to the retries of the
+// requests that follow.
 func checkServer(cfg *rest.Config) error {
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {

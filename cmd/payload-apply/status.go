@@ -107,7 +107,10 @@ func (o *statusOptions) Run(ctx context.Context, s IOStreams) error {
 	if err != nil {
 		return err
 	}
-	if err := resolveClusterProfile(ctx, cfg, mgr, &o.opts, o.selection.fs.Changed("profile")); err != nil {
+	if err := checkServer(cfg); err != nil {
+		return failure(explainConnection(err))
+	}
+	if err := resolveClusterProfile(ctx, mgr, &o.opts, o.selection.fs.Changed("profile")); err != nil {
 		return failure(explainConnection(err))
 	}
 	p, err := plan.BuildContext(ctx, o.opts)

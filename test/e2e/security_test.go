@@ -740,6 +740,9 @@ func TestSecurity(t *testing.T) {
 					t.Errorf("%v: stderr lacks %q:\n%s", args, want, tail(r.stderr, 3000))
 				}
 			}
+			if strings.Count(r.stderr, "\n") != 1 || !strings.HasPrefix(r.stderr, "error: connecting to the API server "+s.URL()+": TLS certificate verification failed") {
+				t.Errorf("%v: want one line of error, got:\n%s", args, r.stderr)
+			}
 			if d := time.Since(t0); d > 20*time.Second {
 				t.Errorf("%v: took %s: a certificate error is not worth retrying", args, d)
 			}
