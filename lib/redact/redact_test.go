@@ -140,3 +140,21 @@ func TestLogFilter(t *testing.T) {
 		t.Errorf("FilterS without values: %v", kv)
 	}
 }
+
+func TestValuesConcurrent(t *testing.T) {
+	var v Values
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 200 {
+			v.Add("secret-value-" + strings.Repeat("x", i))
+		}
+	}()
+	for range 200 {
+		_ = v.String("has secret-value-x in it")
+	}
+	<-done
+	if got := v.String("secret-value-xx"); got != Mask {
+		t.Errorf("String = %q", got)
+	}
+}
