@@ -394,11 +394,15 @@ func readAudit(t *testing.T, path string) []auditEvent {
 //
 //   - rbac: apply as a service account bound to the ClusterRole 'rbac'
 //     prints, less create on deployments: exit 2 naming the missing
-//     permission; with the whole role it converges; status works with it;
+//     permission; with the whole role it converges; status works with it,
+//     and without get on clusteroperators exits 2 naming it; a refused
+//     token exits 2;
 //   - secrets: a bearer token and a client key in the kubeconfig, payload
-//     Secret data and stringData, a live Secret that drifted, and an invalid
-//     Secret whose error quotes its value never appear in stdout, stderr or
-//     -o json events of apply and status at -v=0,4,6,8,10;
+//     Secret data and stringData, a live Secret that drifted, and a Secret
+//     that an admission policy rejects quoting its value never appear in
+//     stdout, stderr or -o json events of apply and status at
+//     -v=0,4,6,8,10; the subtests run in order, each on what the one before
+//     left;
 //   - writes: every write the tool sent (audit log) is to an object of the
 //     selected plan, none to an excluded one;
 //   - tls: a kubeconfig without the server's CA fails with a certificate
