@@ -96,9 +96,18 @@ with the changes of objects and steps and the request counts.
 The profile is --profile, else the "profile" key of ConfigMap
 openshift-config/cluster-profile when the cluster has it, else the default.
 
+TLS: the API server's certificate is verified against the kubeconfig's
+certificate authority; --insecure-skip-tls-verify (or insecure-skip-tls-verify:
+true in the kubeconfig's cluster) turns that off, with a warning on stderr.
+Nothing printed shows a bearer token, password, client key or the values of
+a Secret's data or stringData, at any -v (docs/reliability.md, "Security").
+'payload-apply rbac' prints the ClusterRole this needs; a forbidden request
+names the verb, resource, API group and namespace the role lacks.
+
 Exit codes: 0 everything applied (and ready, with --wait); 1 some object
 failed or was not ready in time (every failure on its own line on stderr),
-or the payload or cluster could not be read; 2 usage error.`,
+or the payload or cluster could not be read; 2 usage error, or the
+credentials were refused or lack a permission (forbidden, unauthorized).`,
 		flags: func(fs *pflag.FlagSet) runner {
 			o := &applyOptions{}
 			fs.IntVar(&o.parallelism, "parallelism", 32, "task graph nodes applied at once, and staged objects applied at once")
@@ -167,7 +176,7 @@ func (o *applyOptions) Run(ctx context.Context, s IOStreams) error {
 	defer cancel()
 	logger := klog.FromContext(ctx)
 
-	cfg, err := o.kube.restConfig()
+	cfg, err := o.kube.restConfig(ctx, s)
 	if err != nil {
 		return err
 	}
@@ -179,14 +188,18 @@ func (o *applyOptions) Run(ctx context.Context, s IOStreams) error {
 	if err != nil {
 		return err
 	}
+	if err := checkServer(cfg); err != nil {
+		return failure(explainConnection(err))
+	}
 	if err := resolveClusterProfile(ctx, mgr, &o.opts, o.selection.fs.Changed("profile")); err != nil {
-		return err
+		return failure(explainConnection(err))
 	}
 	p, err := plan.BuildContext(ctx, o.opts)
 	if err != nil {
 		return err
 	}
 	logPlan(ctx, p)
+	addPlanSecrets(secretsOf(ctx), p)
 	printFindings(s, p.Findings)
 	objs := make([]*unstructured.Unstructured, len(p.Objects))
 	for i, m := range p.Objects {
@@ -254,9 +267,41 @@ func (o *applyOptions) Run(ctx context.Context, s IOStreams) error {
 	}
 	prog.summary(len(errs) == 0, time.Since(start), changes, stepChanges, requests.reads.Load(), requests.writes.Load(), lines)
 	if len(errs) > 0 {
-		return errors.Join(errs...)
+		return failure(errs...)
 	}
 	return nil
+}
+
+// failure joins errs; when one of them says the credentials may not do
+// something (forbidden, unauthorized), the exit code is 2: the role or the
+// kubeconfig needs fixing, not the payload.
+func failure(errs ...error) error {
+	err := errors.Join(errs...)
+	for _, e := range errs {
+		if !credentialsError(e) {
+			continue
+		}
+		return &exitError{Code: exitUsage, Err: err}
+	}
+	return err
+}
+
+// credentialsError reports whether err, or any error joined in it, is
+// Forbidden or Unauthorized.
+func credentialsError(err error) bool {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			if credentialsError(e) {
+				return true
+			}
+		}
+		return false
+	}
+	switch resourceapply.ReasonOf(err) {
+	case resourceapply.ReasonForbidden, resourceapply.ReasonUnauthorized:
+		return true
+	}
+	return false
 }
 
 // slowReport is how long an object may take before progress names it, and

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/payload-apply/payload-apply/lib/manifest"
@@ -243,5 +245,44 @@ func TestObservedStepNotRun(t *testing.T) {
 	}
 	if got := a.changes[1].Action; got != resourceapply.Failed {
 		t.Errorf("the step's change is %q, want it recorded as Failed", got)
+	}
+}
+
+func TestFailureExitCodes(t *testing.T) {
+	forbidden := &resourceapply.ApplyError{Verb: "apply", Reason: resourceapply.ReasonForbidden, Err: errors.New("no")}
+	other := &resourceapply.ApplyError{Verb: "apply", Reason: resourceapply.ReasonInvalid, Err: errors.New("bad")}
+	cases := []struct {
+		name string
+		errs []error
+		code int
+	}{
+		{"object failures", []error{other}, exitFail},
+		{"forbidden among others", []error{other, fmt.Errorf("node: %w", forbidden)}, exitUsage},
+		{"unauthorized", []error{errors.New("x"), apierrors.NewUnauthorized("who")}, exitUsage},
+		{"joined", []error{errors.Join(other, forbidden)}, exitUsage},
+	}
+	for _, tc := range cases {
+		var buf bytes.Buffer
+		if code := reportError(&buf, applyCommand(), failure(tc.errs...)); code != tc.code {
+			t.Errorf("%s: exit %d, want %d (%s)", tc.name, code, tc.code, buf.String())
+		}
+		if strings.Count(buf.String(), "error: ") != len(errorLines(errors.Join(tc.errs...))) {
+			t.Errorf("%s: not every failure printed:\n%s", tc.name, buf.String())
+		}
+	}
+}
+
+func TestRBACCommand(t *testing.T) {
+	out, errOut, code := runCLI(t, "rbac", "--name", "installer")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"kind: ClusterRole", "name: installer", "- deployments", "- customresourcedefinitions", "- watch", "- escalate", "- clusteroperators"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("rbac output lacks %q:\n%s", want, out)
+		}
+	}
+	if _, errOut, code := runCLI(t, "rbac", "--name", ""); code != exitUsage || !strings.Contains(errOut, "--name: want a name") {
+		t.Errorf("empty --name: exit %d: %s", code, errOut)
 	}
 }

@@ -233,7 +233,7 @@ func (o *diffOptions) runLive(ctx context.Context, s IOStreams) error {
 	}
 	fail := func(err error) error { return &exitError{Code: exitUsage, Err: err} }
 	logger := klog.FromContext(ctx)
-	cfg, err := o.kube.restConfig()
+	cfg, err := o.kube.restConfig(ctx, s)
 	if err != nil {
 		return fail(err)
 	}
@@ -245,7 +245,7 @@ func (o *diffOptions) runLive(ctx context.Context, s IOStreams) error {
 		return fail(err)
 	}
 	if err := reachable(cfg); err != nil {
-		return fail(err)
+		return fail(explainConnection(err))
 	}
 	if err := resolveClusterProfile(ctx, mgr, &o.a, o.selection.fs.Changed("profile")); err != nil {
 		return fail(err)
@@ -255,6 +255,7 @@ func (o *diffOptions) runLive(ctx context.Context, s IOStreams) error {
 		return fail(err)
 	}
 	logPlan(ctx, p)
+	addPlanSecrets(secretsOf(ctx), p)
 	objs := make([]*unstructured.Unstructured, len(p.Objects))
 	for i, m := range p.Objects {
 		objs[i] = m.Obj
@@ -322,7 +323,7 @@ func useColor(s IOStreams) bool {
 	if os.Getenv("NO_COLOR") != "" {
 		return false
 	}
-	f, ok := s.Out.(*os.File)
+	f, ok := osFile(s.Out)
 	if !ok {
 		return false
 	}

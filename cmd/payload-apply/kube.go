@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
@@ -83,16 +84,74 @@ func (k *kubeFlags) validate() error {
 	return nil
 }
 
-// restConfig loads the client configuration. TLS verification stays on
-// unless --insecure-skip-tls-verify says otherwise.
-func (k *kubeFlags) restConfig() (*rest.Config, error) {
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(k.rules, k.overrides).ClientConfig()
+// restConfig loads the client configuration. TLS verification of the API
+// server's certificate stays on unless --insecure-skip-tls-verify or the
+// kubeconfig's cluster (insecure-skip-tls-verify: true) turns it off, as
+// for kubectl; then a warning goes to stderr. The credentials it holds are
+// added to the run's secrets, never to be printed.
+func (k *kubeFlags) restConfig(ctx context.Context, s IOStreams) (*rest.Config, error) {
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(k.rules, k.overrides)
+	cfg, err := cc.ClientConfig()
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	addCredentials(secretsOf(ctx), cfg)
+	if cfg.Insecure {
+		fmt.Fprintf(s.ErrOut, "warning: TLS certificate verification of the API server %s is disabled (%s): the connection is not authenticated, and the credentials and payload sent over it may be read or changed by anyone in between\n",
+			cfg.Host, k.insecureSource(cc))
 	}
 	cfg.QPS, cfg.Burst = clientQPS, clientBurst
 	cfg.UserAgent = "payload-apply/" + version()
 	return cfg, nil
+}
+
+// insecureSource says what turned TLS verification off: the flag or the
+// kubeconfig's cluster.
+func (k *kubeFlags) insecureSource(cc clientcmd.ClientConfig) string {
+	if k.overrides.ClusterInfo.InsecureSkipTLSVerify {
+		return "--insecure-skip-tls-verify"
+	}
+	raw, err := cc.RawConfig()
+	if err != nil {
+		return "insecure-skip-tls-verify: true in the kubeconfig"
+	}
+	name := k.overrides.CurrentContext
+	if name == "" {
+		name = raw.CurrentContext
+	}
+	cluster := k.overrides.Context.Cluster
+	if c, ok := raw.Contexts[name]; ok && cluster == "" {
+		cluster = c.Cluster
+	}
+	return fmt.Sprintf("insecure-skip-tls-verify: true for cluster %q in the kubeconfig", cluster)
+}
+
+// checkServer asks the server its version (GET /version), the run's first
+// request, and fails when the server's certificate cannot be verified or
+// the credentials are refused: one clear error before anything starts.
+// Other failures (the server restarting) are left to the retries of the
+// requests that follow.
+func checkServer(cfg *rest.Config) error {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("client: %w", err)
+	}
+	_, err = dc.ServerVersion()
+	switch r := resourceapply.Classify(err); r {
+	case resourceapply.ReasonCertificate, resourceapply.ReasonUnauthorized:
+		return fmt.Errorf("connecting to the API server %s: %s: %w", cfg.Host, r.Text(), err)
+	}
+	return nil
+}
+
+// explainConnection adds what to do to an error that says the server's
+// certificate could not be verified.
+func explainConnection(err error) error {
+	if err == nil || resourceapply.ReasonOf(err) != resourceapply.ReasonCertificate {
+		return err
+	}
+	return fmt.Errorf("%w: the API server's certificate could not be verified with the certificate authority of the kubeconfig's cluster "+
+		"(certificate-authority or certificate-authority-data); give the right one, or pass --insecure-skip-tls-verify to skip verification (insecure)", err)
 }
 
 // requestCounter counts the requests a client sends, by kind.

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -45,7 +44,7 @@ func newProgress(s IOStreams, jsonOut bool) *progress {
 	if jsonOut {
 		p.json = json.NewEncoder(s.Out)
 	}
-	if f, ok := s.ErrOut.(*os.File); ok && !jsonOut && term.IsTerminal(int(f.Fd())) {
+	if f, ok := osFile(s.ErrOut); ok && !jsonOut && term.IsTerminal(int(f.Fd())) {
 		p.tty = true
 	}
 	return p

@@ -12,6 +12,8 @@ import (
 
 	"github.com/spf13/pflag"
 	"k8s.io/klog/v2"
+
+	"github.com/payload-apply/payload-apply/lib/redact"
 )
 
 // IOStreams are the streams a command reads and writes: data on Out,
@@ -73,7 +75,7 @@ func (e *exitError) Error() string {
 func (e *exitError) Unwrap() error { return e.Err }
 
 func commands() []*command {
-	cmds := []*command{applyCommand(), buildCommand(), diffCommand(), graphCommand(), profilesCommand(), renderCommand(), statusCommand(), validateCommand()}
+	cmds := []*command{applyCommand(), buildCommand(), diffCommand(), graphCommand(), profilesCommand(), rbacCommand(), renderCommand(), statusCommand(), validateCommand()}
 	sort.Slice(cmds, func(i, j int) bool { return cmds[i].name < cmds[j].name })
 	return cmds
 }
@@ -127,6 +129,11 @@ func run(ctx context.Context, args []string, s IOStreams) int {
 		fmt.Fprintf(s.ErrOut, "error: %v\nRun 'payload-apply %s --help' for usage.\n", err, c.name)
 		return exitUsage
 	}
+	// Nothing printed from here on shows a secret the run knows of
+	// (docs/reliability.md, "Security").
+	secrets := &redact.Values{}
+	ctx = withSecrets(ctx, secrets)
+	s = redactStreams(s, secrets)
 	err := r.Complete(ctx, fs.Args(), s)
 	if err == nil {
 		err = r.Validate()

@@ -41,7 +41,8 @@ openshift-config/cluster-profile when the cluster has it, else the default.
 "operators": [...]} instead.
 
 Exit codes: 0 Available=True and Failing not True; 1 not available or
-failing, or the payload or cluster could not be read; 2 usage error.`,
+failing, or the payload or cluster could not be read; 2 usage error, or the
+credentials were refused or lack a permission (forbidden, unauthorized).`,
 		flags: func(fs *pflag.FlagSet) runner {
 			o := &statusOptions{}
 			fs.StringVarP(&o.output, "output", "o", "text", `output format: "text" or "json"`)
@@ -98,7 +99,7 @@ type jsonOperator struct {
 }
 
 func (o *statusOptions) Run(ctx context.Context, s IOStreams) error {
-	cfg, err := o.kube.restConfig()
+	cfg, err := o.kube.restConfig(ctx, s)
 	if err != nil {
 		return err
 	}
@@ -106,14 +107,18 @@ func (o *statusOptions) Run(ctx context.Context, s IOStreams) error {
 	if err != nil {
 		return err
 	}
+	if err := checkServer(cfg); err != nil {
+		return failure(explainConnection(err))
+	}
 	if err := resolveClusterProfile(ctx, mgr, &o.opts, o.selection.fs.Changed("profile")); err != nil {
-		return err
+		return failure(explainConnection(err))
 	}
 	p, err := plan.BuildContext(ctx, o.opts)
 	if err != nil {
 		return err
 	}
 	logPlan(ctx, p)
+	addPlanSecrets(secretsOf(ctx), p)
 	version := ""
 	if p.Payload.Release != nil {
 		version = p.Payload.Release.Version
@@ -129,7 +134,7 @@ func (o *statusOptions) Run(ctx context.Context, s IOStreams) error {
 		}
 		live, err := mgr.Get(ctx, m.GVK, "", m.Obj.GetName(), resourceapply.DefaultRetryOptions())
 		if err != nil && !resourceapply.IsResourceTypeMissing(err) {
-			return err
+			return failure(err)
 		}
 		var got *configv1.ClusterOperator
 		if live != nil {

@@ -2,11 +2,14 @@ package resourceapply
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"regexp"
 	"strings"
 	"syscall"
 
@@ -35,6 +38,10 @@ const (
 	ReasonForbidden Reason = "Forbidden"
 	// ReasonUnauthorized: the server did not accept the credentials (401).
 	ReasonUnauthorized Reason = "Unauthorized"
+	// ReasonCertificate: the server's TLS certificate could not be
+	// verified (unknown authority, wrong host name, expired). Never
+	// retried: the same certificate fails the same way.
+	ReasonCertificate Reason = "CertificateInvalid"
 	// ReasonConflict: a conflict persisted through the retries.
 	ReasonConflict Reason = "Conflict"
 	// ReasonUnavailable: the server could not be reached or kept failing
@@ -66,6 +73,8 @@ func (r Reason) Text() string {
 		return "forbidden"
 	case ReasonUnauthorized:
 		return "unauthorized"
+	case ReasonCertificate:
+		return "TLS certificate verification failed"
 	case ReasonConflict:
 		return "conflict"
 	case ReasonUnavailable:
@@ -93,9 +102,69 @@ type ApplyError struct {
 	Err error
 }
 
-// Error prints "Kind/ns/name: verb: reason: cause".
+// Error prints "Kind/ns/name: verb: reason: cause". A Forbidden cause
+// the server explains (which user, verb, resource, group and namespace) is
+// put as the permission the credentials lack.
 func (e *ApplyError) Error() string {
+	if e.Reason == ReasonForbidden {
+		if p, ok := MissingPermission(e.Err); ok {
+			return fmt.Sprintf("%s: %s: %s: %s", e.Object, e.Verb, e.Reason.Text(), p)
+		}
+	}
 	return fmt.Sprintf("%s: %s: %s: %v", e.Object, e.Verb, e.Reason.Text(), e.Err)
+}
+
+// Permission is what an RBAC role lacks, as a Forbidden error says.
+type Permission struct {
+	// User is the user the server saw.
+	User string
+	// Verb is the RBAC verb: get, list, create, patch (server-side apply),
+	// update, delete.
+	Verb string
+	// Resource is the resource, with its subresource after a slash
+	// ("clusteroperators/status").
+	Resource string
+	// Group is the API group, "" for the core group.
+	Group string
+	// Namespace is the namespace, "" for cluster scope.
+	Namespace string
+}
+
+// String says what is missing and what the role needs, e.g. 'user "u"
+// cannot create deployments.apps in namespace "ns": the role needs verb
+// "create" on resource "deployments" of API group "apps" in namespace "ns"'.
+func (p Permission) String() string {
+	res := p.Resource
+	group := fmt.Sprintf("API group %q", p.Group)
+	if p.Group != "" {
+		res += "." + p.Group
+	} else {
+		group += " (core)"
+	}
+	where, scope := "cluster-wide", "cluster-wide (a ClusterRole with a ClusterRoleBinding)"
+	if p.Namespace != "" {
+		where = fmt.Sprintf("in namespace %q", p.Namespace)
+		scope = fmt.Sprintf("in namespace %q (or cluster-wide)", p.Namespace)
+	}
+	return fmt.Sprintf("user %q cannot %s %s %s: the role needs verb %q on resource %q of %s %s",
+		p.User, p.Verb, res, where, p.Verb, p.Resource, group, scope)
+}
+
+// forbiddenRE matches the message of the API server's Forbidden errors
+// (k8s.io/apiserver's responsewriters.forbiddenMessage).
+var forbiddenRE = regexp.MustCompile(`User "([^"]*)" cannot (\S+) resource "([^"]+)" in API group "([^"]*)"(?: in the namespace "([^"]+)"| at the cluster scope)`)
+
+// MissingPermission returns the permission a Forbidden error says is
+// missing; ok is false when err is not such an error.
+func MissingPermission(err error) (p Permission, ok bool) {
+	if err == nil || !apierrors.IsForbidden(err) {
+		return p, false
+	}
+	m := forbiddenRE.FindStringSubmatch(err.Error())
+	if m == nil {
+		return p, false
+	}
+	return Permission{User: m[1], Verb: m[2], Resource: m[3], Group: m[4], Namespace: m[5]}, true
 }
 
 // Unwrap returns the cause.
@@ -135,6 +204,8 @@ func Classify(err error) Reason {
 		return ReasonCanceled
 	case errors.Is(err, context.DeadlineExceeded):
 		return ReasonTimeout
+	case IsCertificateError(err):
+		return ReasonCertificate
 	case meta.IsNoMatchError(err):
 		return ReasonResourceTypeMissing
 	case isSchemaError(err):
@@ -143,6 +214,8 @@ func Classify(err error) Reason {
 		return ReasonNamespaceMissing
 	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err), apierrors.IsRequestEntityTooLargeError(err),
 		apierrors.IsMethodNotSupported(err), apierrors.IsNotAcceptable(err), apierrors.IsUnsupportedMediaType(err):
+		return ReasonInvalid
+	case isAdmissionDenial(err):
 		return ReasonInvalid
 	case apierrors.IsForbidden(err):
 		return ReasonForbidden
@@ -164,7 +237,8 @@ func Classify(err error) Reason {
 // retryable reports whether err is worth trying again: the server may
 // answer differently in a moment.
 func retryable(err error) bool {
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || isSchemaError(err) {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || isSchemaError(err) ||
+		IsCertificateError(err) {
 		return false
 	}
 	switch {
@@ -186,6 +260,35 @@ func isSchemaError(err error) bool {
 	msg := err.Error()
 	return strings.Contains(msg, "failed to create typed patch object") || strings.Contains(msg, "field not declared in schema") ||
 		strings.Contains(msg, "failed to create typed live object")
+}
+
+// IsCertificateError reports whether err is the failure to verify the
+// server's TLS certificate: signed by an authority the client does not
+// trust, for another host name, expired or otherwise invalid.
+func IsCertificateError(err error) bool {
+	var cve *tls.CertificateVerificationError
+	var ua x509.UnknownAuthorityError
+	var he x509.HostnameError
+	var ci x509.CertificateInvalidError
+	switch {
+	case err == nil:
+		return false
+	case errors.As(err, &cve), errors.As(err, &ua), errors.As(err, &he), errors.As(err, &ci):
+		return true
+	}
+	return strings.Contains(err.Error(), "tls: failed to verify certificate")
+}
+
+// isAdmissionDenial reports the 403 an admission webhook or a
+// ValidatingAdmissionPolicy answers when it rejects the object: the object
+// is wrong for this cluster, the credentials are not.
+func isAdmissionDenial(err error) bool {
+	if !apierrors.IsForbidden(err) {
+		return false
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "denied request") || strings.Contains(msg, "denied the request") ||
+		strings.Contains(msg, "admission webhook")
 }
 
 // isServerStatus reports a 5xx status error.

@@ -2,6 +2,8 @@ package resourceapply
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -41,6 +43,10 @@ func TestClassify(t *testing.T) {
 		{"bad request", apierrors.NewBadRequest("no"), ReasonInvalid, false},
 		{"schema error from apply", apierrors.NewInternalError(errors.New("failed to create typed patch object (/x; rbac.authorization.k8s.io/v1, Kind=ClusterRoleBinding): .userNames: field not declared in schema")), ReasonInvalid, false},
 		{"forbidden", apierrors.NewForbidden(gr, "x", errors.New("no")), ReasonForbidden, false},
+		{"admission policy denial", apierrors.NewForbidden(gr, "x", errors.New("ValidatingAdmissionPolicy 'p' with binding 'b' denied request: no")), ReasonInvalid, false},
+		{"webhook denial", apierrors.NewForbidden(gr, "x", errors.New(`admission webhook "v.example.com" denied the request: no`)), ReasonInvalid, false},
+		{"unknown certificate authority", &url.Error{Op: "Get", URL: "https://127.0.0.1:6443/api", Err: &tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}}, ReasonCertificate, false},
+		{"wrong host name", &url.Error{Op: "Get", URL: "https://10.0.0.1:6443/api", Err: x509.HostnameError{Certificate: &x509.Certificate{}, Host: "10.0.0.1"}}, ReasonCertificate, false},
 		{"unauthorized", apierrors.NewUnauthorized("who"), ReasonUnauthorized, false},
 		{"conflict", apierrors.NewConflict(gr, "x", errors.New("changed")), ReasonConflict, true},
 		{"server timeout", apierrors.NewServerTimeout(gr, "patch", 1), ReasonTimeout, true},
@@ -85,5 +91,38 @@ func TestApplyError(t *testing.T) {
 	}
 	if ReasonOf(nil) != "" {
 		t.Error("ReasonOf(nil) is not empty")
+	}
+}
+
+func TestForbiddenNamesTheMissingPermission(t *testing.T) {
+	cases := []struct {
+		name, message, want string
+	}{
+		{"namespaced",
+			`User "system:serviceaccount:a:applier" cannot create resource "deployments" in API group "apps" in the namespace "ns"`,
+			`Deployment.apps/ns/d: apply: forbidden: user "system:serviceaccount:a:applier" cannot create deployments.apps in namespace "ns": ` +
+				`the role needs verb "create" on resource "deployments" of API group "apps" in namespace "ns" (or cluster-wide)`},
+		{"cluster scope, core group",
+			`User "bob" cannot patch resource "namespaces" in API group "" at the cluster scope`,
+			`Deployment.apps/ns/d: apply: forbidden: user "bob" cannot patch namespaces cluster-wide: ` +
+				`the role needs verb "patch" on resource "namespaces" of API group "" (core) cluster-wide (a ClusterRole with a ClusterRoleBinding)`},
+		{"subresource",
+			`User "bob" cannot update resource "clusteroperators/status" in API group "config.openshift.io" at the cluster scope`,
+			`Deployment.apps/ns/d: apply: forbidden: user "bob" cannot update clusteroperators/status.config.openshift.io cluster-wide: ` +
+				`the role needs verb "update" on resource "clusteroperators/status" of API group "config.openshift.io" cluster-wide (a ClusterRole with a ClusterRoleBinding)`},
+		{"not an RBAC message", "quota exceeded",
+			`Deployment.apps/ns/d: apply: forbidden: deployments.apps "d" is forbidden: quota exceeded`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cause := apierrors.NewForbidden(schema.GroupResource{Group: "apps", Resource: "deployments"}, "d", errors.New(tc.message))
+			err := &ApplyError{Object: manifest.ID{Group: "apps", Kind: "Deployment", Namespace: "ns", Name: "d"}, Verb: "apply", Reason: ReasonForbidden, Err: cause}
+			if got := err.Error(); got != tc.want {
+				t.Errorf("Error() =\n%s\nwant\n%s", got, tc.want)
+			}
+		})
+	}
+	if _, ok := MissingPermission(errors.New(`User "bob" cannot get resource "pods" in API group "" at the cluster scope`)); ok {
+		t.Error("MissingPermission of an error that is not Forbidden")
 	}
 }

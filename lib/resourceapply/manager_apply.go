@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/payload-apply/payload-apply/lib/manifest"
+	"github.com/payload-apply/payload-apply/lib/redact"
 )
 
 // ApplyOptions say how Apply and Delete treat one object. Use
@@ -75,7 +76,25 @@ func DefaultApplyOptions() ApplyOptions {
 //
 // The Change says what happened. On failure the error is an *ApplyError
 // and the Change's Action is Failed.
+//
+// The error of a Secret never shows the Secret's data or stringData values,
+// even when the server's message echoes them.
 func (m *Manager) Apply(ctx context.Context, obj *unstructured.Unstructured, opts ApplyOptions) (Change, error) {
+	change, err := m.apply(ctx, obj, opts)
+	if err != nil && redact.IsSecret(obj.Object) {
+		var values redact.Values
+		values.AddSecret(obj.Object)
+		var ae *ApplyError
+		if errors.As(err, &ae) && ae.Err != nil {
+			ae.Err = redact.Wrap(ae.Err, &values)
+		} else {
+			err = redact.Wrap(err, &values)
+		}
+	}
+	return change, err
+}
+
+func (m *Manager) apply(ctx context.Context, obj *unstructured.Unstructured, opts ApplyOptions) (Change, error) {
 	if obj.GetAnnotations()[manifest.DeleteAnnotation] == "true" {
 		return m.Delete(ctx, obj, opts)
 	}

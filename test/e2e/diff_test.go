@@ -72,7 +72,7 @@ func TestDiffLive(t *testing.T) {
 		}
 		// 38 objects, one of them annotated for deletion.
 		if !strings.HasSuffix(r.stdout, "Summary: 37 to create, 0 to change, 0 to delete, 0 unchanged\n") {
-			t.Errorf("summary:\n%s", tail(r.stdout))
+			t.Errorf("summary:\n%s", tailLines(r.stdout))
 		}
 		// Kinds whose CRD is in the plan: as the payload gives them.
 		for _, want := range []string{"+++ b/config.openshift.io/ClusterOperator/ingress", "+++ b/operator.openshift.io/IngressController/openshift-ingress-operator/default"} {
@@ -153,7 +153,7 @@ func TestDiffLive(t *testing.T) {
 			t.Errorf("%d lines removed, want the one of replicas:\n%s", len(removed), r.stdout)
 		}
 		if !strings.HasSuffix(r.stdout, "Summary: 1 to create, 1 to change, 0 to delete, 35 unchanged\n") {
-			t.Errorf("summary:\n%s", tail(r.stdout))
+			t.Errorf("summary:\n%s", tailLines(r.stdout))
 		}
 		// Nothing was written: the Deployment still has 3 replicas.
 		d, err = c.Resource(deployments).Namespace(ns).Get(ctx, "ingress-operator", metav1.GetOptions{})
@@ -222,10 +222,10 @@ func TestDiffLive(t *testing.T) {
 		// With --profile, every object is refused and named, by file.
 		r = cli(t, ctx, "diff", kc, "--as=e2e-nobody", "--profile=self-managed-high-availability")
 		if r.code != 2 {
-			t.Errorf("exit %d, want 2:\n%s", r.code, tail(r.stderr))
+			t.Errorf("exit %d, want 2:\n%s", r.code, tailLines(r.stderr))
 		}
 		if !strings.Contains(r.stderr, "release-manifests/0000_50_cluster-ingress-operator_02-deployment.yaml#0: Deployment.apps/openshift-ingress-operator/ingress-operator: get: forbidden: ") {
-			t.Errorf("stderr does not name the Deployment refused:\n%s", tail(r.stderr))
+			t.Errorf("stderr does not name the Deployment refused:\n%s", tailLines(r.stderr))
 		}
 		if !strings.HasSuffix(r.stdout, "Summary: 0 to create, 0 to change, 0 to delete, 0 unchanged\n") {
 			t.Errorf("stdout:\n%s", r.stdout)
@@ -265,12 +265,12 @@ func TestDiffLive(t *testing.T) {
 		}
 		r := cli(t, ctx, "apply", kc, extra, "-v=10")
 		if r.code != 0 {
-			t.Fatalf("apply: exit %d:\n%s", r.code, tail(r.stderr))
+			t.Fatalf("apply: exit %d:\n%s", r.code, tailLines(r.stderr))
 		}
 		secretsIn(t, "apply -v=10", r)
 		// The logs do have bodies: the test would see a leak.
 		if !strings.Contains(r.stderr, "Request Body") || !strings.Contains(r.stderr, "Response Body") {
-			t.Fatalf("apply -v=10 logged no bodies:\n%s", tail(r.stderr))
+			t.Fatalf("apply -v=10 logged no bodies:\n%s", tailLines(r.stderr))
 		}
 		if r := cli(t, ctx, "diff", kc, extra); r.code != 0 {
 			t.Fatalf("diff after apply: exit %d:\n%s%s", r.code, r.stdout, r.stderr)
@@ -286,11 +286,11 @@ func TestDiffLive(t *testing.T) {
 		}
 		r = cli(t, ctx, "diff", kc, extra, "-v=10")
 		if r.code != 1 {
-			t.Fatalf("exit %d, want 1:\n%s", r.code, tail(r.stderr))
+			t.Fatalf("exit %d, want 1:\n%s", r.code, tailLines(r.stderr))
 		}
 		secretsIn(t, "diff -v=10", r)
 		if !strings.Contains(r.stderr, "Response Body") {
-			t.Errorf("diff -v=10 logged no bodies:\n%s", tail(r.stderr))
+			t.Errorf("diff -v=10 logged no bodies:\n%s", tailLines(r.stderr))
 		}
 		if got := changedObjects(r.stdout); strings.Join(got, " ") != "a/core/Secret/openshift-ingress-operator/e2e-diff b/core/Secret/openshift-ingress-operator/e2e-diff" {
 			t.Errorf("objects shown %q:\n%s", got, r.stdout)
@@ -308,8 +308,8 @@ func TestDiffLive(t *testing.T) {
 	})
 }
 
-// tail returns the last lines of a long output, for failure messages.
-func tail(s string) string {
+// tailLines returns the last lines of a long output, for failure messages.
+func tailLines(s string) string {
 	lines := strings.Split(s, "\n")
 	if len(lines) > 40 {
 		lines = lines[len(lines)-40:]

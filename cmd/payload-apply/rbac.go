@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/payload-apply/payload-apply/lib/permissions"
+	"github.com/payload-apply/payload-apply/plan"
+)
+
+func rbacCommand() *command {
+	return &command{
+		name:  "rbac",
+		short: "Print the least-privilege ClusterRole that apply and status need for the selection",
+		usage: "[--name N] [selection flags]",
+		long: `Prints, as YAML, the ClusterRole that 'apply' and 'status' need to apply
+the objects the selection includes (the cluster-profile ConfigMap among
+them) and to read them back. For every kind of the plan:
+
+  get, list, create, patch   read before writing, server-side apply (PATCH),
+                             create-only objects and ClusterOperators,
+                             --wait's lists
+  watch                      CustomResourceDefinitions (waited on until
+                             Established)
+  delete                     kinds with objects annotated
+                             release.openshift.io/delete
+  bind, escalate             clusterroles and roles, when the payload
+                             creates RBAC objects: granting operators
+                             permissions the role does not hold itself is
+                             an escalation the API server checks
+
+plus get on configmaps (the cluster's profile) and get, list on
+clusteroperators (status). Discovery (/api, /apis) is open to every
+authenticated user by default (ClusterRole system:discovery).
+
+Bind it with a ClusterRoleBinding to the user or service account that runs
+payload-apply (docs/reliability.md, "Security"). The resource of a kind
+comes from the payload's CustomResourceDefinition when it has one, else is
+guessed from the kind as kubectl does.
+
+Exit codes: 0 printed, 1 the payload or options are wrong, 2 usage error.`,
+		flags: func(fs *pflag.FlagSet) runner {
+			o := &rbacOptions{}
+			fs.StringVar(&o.name, "name", "payload-apply", "name of the ClusterRole")
+			o.selection.addFlags(fs)
+			return o
+		},
+	}
+}
+
+type rbacOptions struct {
+	selection selectionFlags
+	name      string
+	opts      plan.Options
+}
+
+func (o *rbacOptions) Complete(ctx context.Context, args []string, s IOStreams) error {
+	if len(args) > 0 {
+		return usageErrorf("unexpected arguments: %v", args)
+	}
+	var err error
+	o.opts, err = o.selection.options()
+	o.opts.Lean = true
+	return err
+}
+
+func (o *rbacOptions) Validate() error {
+	if o.name == "" {
+		return usageErrorf("--name: want a name")
+	}
+	return nil
+}
+
+func (o *rbacOptions) Run(ctx context.Context, s IOStreams) error {
+	p, err := plan.BuildContext(ctx, o.opts)
+	if err != nil {
+		return err
+	}
+	logPlan(ctx, p)
+	printFindings(s, p.Findings)
+	objs := make([]*unstructured.Unstructured, len(p.Objects))
+	for i, m := range p.Objects {
+		objs[i] = m.Obj
+	}
+	out, err := yaml.Marshal(permissions.ClusterRole(o.name, objs))
+	if err != nil {
+		return fmt.Errorf("rbac: %w", err)
+	}
+	_, err = s.Out.Write(out)
+	return err
+}
