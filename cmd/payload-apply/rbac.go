@@ -5,9 +5,11 @@ import (
 	"fmt"
 
 	"github.com/spf13/pflag"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/payload-apply/payload-apply/lib/component"
 	"github.com/payload-apply/payload-apply/lib/permissions"
 	"github.com/payload-apply/payload-apply/plan"
 )
@@ -34,7 +36,10 @@ them) and to read them back. For every kind of the plan:
                              an escalation the API server checks
 
 plus get on configmaps (the cluster's profile) and get, list on
-clusteroperators (status). Discovery (/api, /apis) is open to every
+clusteroperators (status), plus what the selection's component steps need
+(the ingress default placement's Ingress status, the node tuning
+operator's hosted ConfigMaps and RuntimeClass, the platform operators
+manager's BundleDeployments and statuses). Discovery (/api, /apis) is open to every
 authenticated user by default (ClusterRole system:discovery).
 
 Bind it with a ClusterRoleBinding to the user or service account that runs
@@ -86,7 +91,13 @@ func (o *rbacOptions) Run(ctx context.Context, s IOStreams) error {
 	for i, m := range p.Objects {
 		objs[i] = m.Obj
 	}
-	out, err := yaml.Marshal(permissions.ClusterRole(o.name, objs))
+	var steps []rbacv1.PolicyRule
+	for _, st := range p.Steps {
+		if rs, ok := st.Step.(component.RuleStep); ok {
+			steps = append(steps, rs.Rules()...)
+		}
+	}
+	out, err := yaml.Marshal(permissions.ClusterRole(o.name, objs, steps...))
 	if err != nil {
 		return fmt.Errorf("rbac: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	rbacv1 "k8s.io/api/rbac/v1"
 
 	configv1 "github.com/openshift/api/config/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,6 +25,14 @@ var _ component.Step = (*PlacementStep)(nil)
 
 // Name returns "ingress/default-placement".
 func (s *PlacementStep) Name() string { return "ingress/default-placement" }
+
+// Rules returns what Run needs: get Ingress/cluster and patch its status.
+func (s *PlacementStep) Rules() []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{
+		{APIGroups: []string{"config.openshift.io"}, Resources: []string{"ingresses"}, Verbs: []string{"get"}},
+		{APIGroups: []string{"config.openshift.io"}, Resources: []string{"ingresses/status"}, Verbs: []string{"patch"}},
+	}
+}
 
 // Run reads Ingress/cluster and merge-patches its status when it differs.
 func (s *PlacementStep) Run(ctx context.Context, c *component.Cluster) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"reflect"
 	"slices"
 	"time"
@@ -62,6 +63,15 @@ func NewHostedStep(h *Hosted) *HostedStep { return &HostedStep{hosted: h} }
 // Name is "nodetuning/NAMESPACE/NAME" of the source ConfigMap.
 func (s *HostedStep) Name() string {
 	return "nodetuning/" + s.hosted.Source.Namespace + "/" + s.hosted.Source.Name
+}
+
+// Rules returns what Run needs: the ConfigMaps it reads, creates and
+// updates, and the RuntimeClass it writes and deletes.
+func (s *HostedStep) Rules() []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "create", "update"}},
+		{APIGroups: []string{"node.k8s.io"}, Resources: []string{"runtimeclasses"}, Verbs: []string{"get", "create", "update", "delete"}},
+	}
 }
 
 // Run reconciles the outputs once; see HostedStep.

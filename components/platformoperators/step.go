@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"sort"
 	"time"
 
@@ -72,6 +73,20 @@ func (s *Step) Owns() []manifest.ID {
 	return []manifest.ID{
 		{Group: configv1.GroupName, Kind: "ClusterOperator", Name: AggregateClusterOperator},
 		{Group: configv1.GroupName, Kind: "ClusterOperator", Name: CoreClusterOperator},
+	}
+}
+
+// Rules returns what Run needs: PlatformOperators and BundleDeployments
+// listed, BundleDeployments created, the status of PlatformOperators and
+// of the two ClusterOperators written, the manager's Deployment read.
+func (s *Step) Rules() []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{
+		{APIGroups: []string{Group}, Resources: []string{"platformoperators"}, Verbs: []string{"get", "list"}},
+		{APIGroups: []string{Group}, Resources: []string{"platformoperators/status"}, Verbs: []string{"update"}},
+		{APIGroups: []string{RukpakGroup}, Resources: []string{"bundledeployments"}, Verbs: []string{"get", "list", "create"}},
+		{APIGroups: []string{"config.openshift.io"}, Resources: []string{"clusteroperators"}, Verbs: []string{"get"}},
+		{APIGroups: []string{"config.openshift.io"}, Resources: []string{"clusteroperators/status"}, Verbs: []string{"update"}},
+		{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: []string{"get"}},
 	}
 }
 

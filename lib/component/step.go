@@ -3,6 +3,7 @@ package component
 import (
 	"context"
 
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
@@ -21,6 +22,16 @@ type Step interface {
 	// Run does the work. It must be idempotent: a re-run after an
 	// interruption converges, and a run with nothing to change writes nothing.
 	Run(ctx context.Context, c *Cluster) error
+}
+
+// RuleStep is a Step that names the API permissions its Run needs, so
+// that `payload-apply rbac` can derive a role that lets apply run it (the
+// objects' own rules come from their kinds).
+type RuleStep interface {
+	Step
+	// Rules are the permissions Run needs: resources (with subresources
+	// such as "ingresses/status") and verbs, cluster-wide.
+	Rules() []rbacv1.PolicyRule
 }
 
 // Cluster is what a Step may use. The apply engine builds it.

@@ -49,9 +49,10 @@ var Always = []rbacv1.PolicyRule{
 // objects' kinds with the verbs above. A kind's resource is taken from a
 // CustomResourceDefinition among objs when one defines it, else guessed
 // from the kind as kubectl does (Deployment: deployments, Ingress:
-// ingresses). Rules are sorted by group; the result is the same for the
-// same kinds.
-func ClusterRole(name string, objs []*unstructured.Unstructured) *rbacv1.ClusterRole {
+// ingresses). extra are further rules merged in, such as what components'
+// apply-time steps need (component.RuleStep). Rules are sorted by group;
+// the result is the same for the same kinds and extra rules.
+func ClusterRole(name string, objs []*unstructured.Unstructured, extra ...rbacv1.PolicyRule) *rbacv1.ClusterRole {
 	plurals := crdPlurals(objs)
 	verbs := map[schema.GroupResource]map[string]bool{}
 	add := func(gr schema.GroupResource, vs ...string) {
@@ -62,7 +63,7 @@ func ClusterRole(name string, objs []*unstructured.Unstructured) *rbacv1.Cluster
 			verbs[gr][v] = true
 		}
 	}
-	for _, r := range Always {
+	for _, r := range append(append([]rbacv1.PolicyRule{}, Always...), extra...) {
 		for _, g := range r.APIGroups {
 			for _, res := range r.Resources {
 				add(schema.GroupResource{Group: g, Resource: res}, r.Verbs...)

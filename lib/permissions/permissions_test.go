@@ -57,3 +57,23 @@ func TestClusterRole(t *testing.T) {
 		t.Error("the role depends on the order of the objects")
 	}
 }
+
+// Extra rules (a component step's) merge into the rules of the objects'
+// kinds, by group and resource.
+func TestClusterRoleExtraRules(t *testing.T) {
+	objs := objects(t, "apiVersion: config.openshift.io/v1\nkind: Ingress\nmetadata: {name: cluster}")
+	got := ClusterRole("r", objs,
+		rbacv1.PolicyRule{APIGroups: []string{"config.openshift.io"}, Resources: []string{"ingresses/status"}, Verbs: []string{"patch"}},
+		rbacv1.PolicyRule{APIGroups: []string{"config.openshift.io"}, Resources: []string{"ingresses"}, Verbs: []string{"get"}},
+	)
+	want := []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"}},
+		{APIGroups: []string{"config.openshift.io"}, Resources: []string{"clusteroperators"}, Verbs: []string{"get", "list"}},
+		{APIGroups: []string{"config.openshift.io"}, Resources: []string{"ingresses"}, Verbs: []string{"create", "get", "list", "patch"}},
+		{APIGroups: []string{"config.openshift.io"}, Resources: []string{"ingresses/status"}, Verbs: []string{"patch"}},
+	}
+	if !reflect.DeepEqual(got.Rules, want) {
+		out, _ := yaml.Marshal(got)
+		t.Errorf("ClusterRole:\n%s", out)
+	}
+}

@@ -216,7 +216,7 @@ func TestDiffLive(t *testing.T) {
 			t.Errorf("exit %d, want 2, and no output:\n%s", r.code, r.stdout)
 		}
 		if !strings.Contains(r.stderr, `error: reading the cluster's profile: ConfigMap/openshift-config/cluster-profile: get: forbidden: `) ||
-			!strings.Contains(r.stderr, `User "e2e-nobody" cannot get resource "configmaps"`) {
+			!strings.Contains(r.stderr, `user "e2e-nobody" cannot get configmaps in namespace "openshift-config": the role needs verb "get" on resource "configmaps"`) {
 			t.Errorf("stderr:\n%s", r.stderr)
 		}
 		// With --profile, every object is refused and named, by file.

@@ -643,13 +643,17 @@ func TestSecurity(t *testing.T) {
 			}
 			p.check(t, label, map[string]string{"stdout": r.stdout, "stderr": r.stderr})
 		}
-		// At -v=8 bodies are cut at 1024 bytes and cannot be parsed: a
-		// body about a Secret is withheld; at -v=10 they are whole JSON
-		// and Secret values are masked in place.
-		for _, how := range []string{"json", "withheld"} {
-			if !sawMasked[how] {
-				t.Errorf("no Secret body was %s-masked in the logs: the check proves less than it says", how)
-			}
+		// Two layers keep Secret bodies out of the logs: the engine does not
+		// log the bodies of its own requests about Secrets
+		// (resourceapply's withoutBodyLogs), and the CLI's klog filter masks
+		// any that other requests log: at -v=8 bodies are cut at 1024 bytes
+		// and cannot be parsed, so a body about a Secret is withheld; at
+		// -v=10 they are whole JSON and Secret values are masked in place
+		// (lib/redact's tests hold each way). At least one of the filter's
+		// ways must have been at work here, or the check proves less than
+		// it says.
+		if !sawMasked["json"] && !sawMasked["withheld"] {
+			t.Errorf("no Secret body was masked or withheld in the logs: the check proves less than it says")
 		}
 
 		// render of the payload is the payload, Secrets included; validate
