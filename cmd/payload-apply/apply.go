@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/signal"
 	"sort"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -85,9 +88,21 @@ the request counts.
 The profile is --profile, else the "profile" key of ConfigMap
 openshift-config/cluster-profile when the cluster has it, else the default.
 
+Every request has a deadline (--request-timeout, default 30s), so a
+connection that stalls is given up and retried on a new one instead of
+hanging the apply.
+
+SIGINT (Ctrl-C) or SIGTERM stops the apply: nothing new is started, the
+objects in flight get up to 10 s to finish (a second interrupt cancels them
+at once), and the summary says how many objects were applied, failed,
+stopped in flight and not started ("interrupted: ... run the same command
+again to finish"); the JSON summary has "interrupted": true. Running the
+same command again finishes the job.
+
 Exit codes: 0 everything applied (and ready, with --wait); 1 some object
 failed or was not ready in time (every failure on its own line on stderr),
-or the payload or cluster could not be read; 2 usage error.`,
+or the payload or cluster could not be read; 2 usage error; 130
+interrupted by SIGINT or SIGTERM.`,
 		flags: func(fs *pflag.FlagSet) runner {
 			o := &applyOptions{}
 			fs.IntVar(&o.parallelism, "parallelism", 32, "task graph nodes applied at once, and staged objects applied at once")
@@ -150,10 +165,16 @@ func (o *applyOptions) Validate() error {
 	return o.kube.validate()
 }
 
-func (o *applyOptions) Run(ctx context.Context, s IOStreams) error {
+func (o *applyOptions) Run(parent context.Context, s IOStreams) error {
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	// ctx ends on SIGINT or SIGTERM (parent) or the timeout: no task starts
+	// after that. work, which the tasks' requests use, ends on the
+	// timeout, or interruptGrace after an interrupt, or on a second one:
+	// the objects in flight get the chance to finish.
+	ctx, cancel := context.WithTimeout(parent, o.timeout)
 	defer cancel()
+	work, cancelWork := context.WithDeadline(context.WithoutCancel(parent), start.Add(o.timeout))
+	defer cancelWork()
 	logger := klog.FromContext(ctx)
 
 	cfg, err := o.kube.restConfig()
@@ -187,8 +208,11 @@ func (o *applyOptions) Run(ctx context.Context, s IOStreams) error {
 	prog.setTotal(len(p.Graph.Tasks))
 	applyOpts := resourceapply.DefaultApplyOptions()
 	applyOpts.DryRun = o.dryRun == "server"
-	a := &clusterApplier{mgr: mgr, opts: applyOpts, changes: make([]resourceapply.Change, len(p.Graph.Tasks)), progress: prog,
-		inFlight: map[int]*flight{}}
+	a := &clusterApplier{mgr: mgr, opts: applyOpts, changes: make([]resourceapply.Change, len(p.Graph.Tasks)),
+		reasons: make([]resourceapply.Reason, len(p.Graph.Tasks)), progress: prog, inFlight: map[int]*flight{}, work: work}
+	stopGrace := make(chan struct{})
+	var grace sync.WaitGroup
+	grace.Go(func() { a.graceOnInterrupt(parent, stopGrace, cancelWork, interruptGrace) })
 	// Say which objects take long, and what they wait for.
 	stopTicker := make(chan struct{})
 	var ticker sync.WaitGroup
@@ -224,6 +248,8 @@ func (o *applyOptions) Run(ctx context.Context, s IOStreams) error {
 	})
 	close(stopTicker)
 	ticker.Wait()
+	close(stopGrace)
+	grace.Wait()
 	logger.V(1).Info("Graph done", "nodes", payload.Summary(states))
 	errs := runErrs
 
@@ -253,15 +279,128 @@ func (o *applyOptions) Run(ctx context.Context, s IOStreams) error {
 			changes.Add(a.changes[i])
 		}
 	}
+	interrupted := parent.Err() != nil
+	if interrupted {
+		// What the interrupt stopped is no failure of its own: it is
+		// counted, not listed.
+		errs = withoutInterrupted(errs)
+	}
 	var lines []string
 	for _, e := range errs {
 		lines = append(lines, errorLines(e)...)
 	}
-	prog.summary(len(errs) == 0, time.Since(start), changes, requests.reads.Load(), requests.writes.Load(), lines)
+	if interrupted {
+		prog.setInterrupted(interruptReport(a.changes, a.reasons))
+	}
+	prog.summary(len(errs) == 0 && !interrupted, time.Since(start), changes, requests.reads.Load(), requests.writes.Load(), lines)
+	if interrupted {
+		return &exitError{Code: exitInterrupted, Err: errors.Join(errs...)}
+	}
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
 	return nil
+}
+
+// exitInterrupted is apply's exit code after SIGINT or SIGTERM: 128 plus
+// SIGINT's number, as shells report a command Ctrl-C ended.
+const exitInterrupted = 130
+
+// interruptGrace is how long the objects in flight when apply is
+// interrupted may take to finish before their requests are canceled.
+const interruptGrace = 10 * time.Second
+
+// graceOnInterrupt waits for an interrupt (interrupted ending), tells the
+// user, and calls cancelWork after grace, or at once on a second SIGINT or
+// SIGTERM. It returns when stop is closed.
+func (a *clusterApplier) graceOnInterrupt(interrupted context.Context, stop <-chan struct{}, cancelWork func(), grace time.Duration) {
+	select {
+	case <-stop:
+		return
+	case <-interrupted.Done():
+	}
+	again := make(chan os.Signal, 1)
+	signal.Notify(again, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(again)
+	a.mu.Lock()
+	n := len(a.inFlight)
+	a.mu.Unlock()
+	a.progress.interrupting(n, grace)
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-stop:
+	case <-t.C:
+		cancelWork()
+	case <-again:
+		cancelWork()
+	}
+}
+
+// interruptCounts is what an interrupted apply did.
+type interruptCounts struct {
+	// Applied tasks (created, configured, unchanged, deleted or skipped),
+	// Failed ones (for a reason of their own), Stopped ones (canceled in
+	// flight) and NotStarted ones, of Total.
+	Applied, Failed, Stopped, NotStarted, Total int
+	// Summary counts the applied tasks by action ("3 created, 1
+	// unchanged").
+	Summary string
+}
+
+// String says what was done and what was not: "120 of 604 objects
+// applied (118 created, 2 unchanged); 1 failed; 3 stopped in flight; 480
+// not started".
+func (c interruptCounts) String() string {
+	s := fmt.Sprintf("%d of %d objects applied", c.Applied, c.Total)
+	if c.Applied > 0 {
+		s += " (" + c.Summary + ")"
+	}
+	for _, n := range []struct {
+		n    int
+		what string
+	}{{c.Failed, "failed"}, {c.Stopped, "stopped in flight"}, {c.NotStarted, "not started"}} {
+		if n.n > 0 {
+			s += fmt.Sprintf("; %d %s", n.n, n.what)
+		}
+	}
+	return s
+}
+
+// interruptReport counts what an interrupted apply did, from each task's
+// change (Action "": not started) and the reason it failed, if it did.
+func interruptReport(changes []resourceapply.Change, reasons []resourceapply.Reason) interruptCounts {
+	c := interruptCounts{Total: len(changes)}
+	done := &resourceapply.ChangeSet{}
+	for i, ch := range changes {
+		switch {
+		case ch.Action == "":
+			c.NotStarted++
+		case ch.Action == resourceapply.Failed && reasons[i] == resourceapply.ReasonCanceled:
+			c.Stopped++
+		case ch.Action == resourceapply.Failed:
+			c.Failed++
+		default:
+			c.Applied++
+			done.Add(ch)
+		}
+	}
+	c.Summary = done.Summary()
+	return c
+}
+
+// withoutInterrupted drops the errors that only say the interrupt stopped
+// something: canceled objects, nodes not run or stopped.
+func withoutInterrupted(errs []error) []error {
+	var out []error
+	for _, e := range errs {
+		var nr *payload.NotRunError
+		if errors.As(e, &nr) || errors.Is(e, context.Canceled) || resourceapply.ReasonOf(e) == resourceapply.ReasonCanceled {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 // slowReport is how long an object may take before progress names it, and
@@ -302,8 +441,13 @@ type clusterApplier struct {
 
 	mu      sync.Mutex
 	changes []resourceapply.Change // by Task.Index-1
+	// reasons classify the failed tasks' errors, by Task.Index-1.
+	reasons []resourceapply.Reason
 	// inFlight are the tasks being applied, by Task.Index.
 	inFlight map[int]*flight
+	// work, when set, is the context of the requests instead of the one
+	// Apply gets, which ends on an interrupt.
+	work context.Context
 }
 
 // flight is a task being applied: since when, and what it waits for.
@@ -353,6 +497,11 @@ func (a *clusterApplier) Apply(ctx context.Context, t *payload.Task) error {
 		f.why = why
 		a.mu.Unlock()
 	}
+	if a.work != nil {
+		// Not ctx: an interrupt stops new tasks, not this one (see
+		// graceOnInterrupt).
+		ctx = a.work
+	}
 	change, err := a.mgr.Apply(ctx, m.Obj, opts)
 	if err == nil && payload.IsJob(m) && !a.opts.DryRun && change.Action != resourceapply.Deleted {
 		err = a.mgr.Wait(ctx, []*unstructured.Unstructured{m.Obj}, resourceapply.WaitOptions{
@@ -365,6 +514,7 @@ func (a *clusterApplier) Apply(ctx context.Context, t *payload.Task) error {
 	}
 	a.mu.Lock()
 	a.changes[t.Index-1] = change
+	a.reasons[t.Index-1] = resourceapply.ReasonOf(err)
 	a.mu.Unlock()
 	logger := klog.FromContext(ctx)
 	if err != nil {

@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -145,5 +147,85 @@ func TestApplyOrderFlag(t *testing.T) {
 	_, errOut, code := runCLI(t, "apply", "--order", "random")
 	if code != exitUsage || !strings.Contains(errOut, `--order "random": want "install" or "graph"`) {
 		t.Errorf("exit %d: %s", code, errOut)
+	}
+}
+
+func TestSetHTTP2HealthCheck(t *testing.T) {
+	cases := []struct {
+		name    string
+		timeout time.Duration
+		env     map[string]string
+		want    map[string]string
+	}{
+		{"default request timeout", 30 * time.Second, map[string]string{}, map[string]string{envHTTP2ReadIdle: "15", envHTTP2Ping: "15"}},
+		{"short request timeout", 5 * time.Second, map[string]string{}, map[string]string{envHTTP2ReadIdle: "2", envHTTP2Ping: "2"}},
+		{"shortest", 500 * time.Millisecond, map[string]string{}, map[string]string{envHTTP2ReadIdle: "1", envHTTP2Ping: "1"}},
+		{"no request timeout", 0, map[string]string{}, map[string]string{}},
+		{"the environment wins", 30 * time.Second, map[string]string{envHTTP2ReadIdle: "60"}, map[string]string{envHTTP2ReadIdle: "60", envHTTP2Ping: "15"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			env := tc.env
+			setHTTP2HealthCheck(tc.timeout, func(k string) string { return env[k] }, func(k, v string) error { env[k] = v; return nil })
+			if diff := cmp.Diff(tc.want, env); diff != "" {
+				t.Errorf("environment (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestInterruptReport(t *testing.T) {
+	ch := func(a resourceapply.Action) resourceapply.Change { return resourceapply.Change{Action: a} }
+	changes := []resourceapply.Change{ch(resourceapply.Created), ch(resourceapply.Created), ch(resourceapply.Unchanged),
+		ch(resourceapply.Failed), ch(resourceapply.Failed), {}, {}, {}}
+	reasons := []resourceapply.Reason{"", "", "", resourceapply.ReasonInvalid, resourceapply.ReasonCanceled, "", "", ""}
+	c := interruptReport(changes, reasons)
+	want := interruptCounts{Applied: 3, Failed: 1, Stopped: 1, NotStarted: 3, Total: 8, Summary: "2 created, 1 unchanged"}
+	if diff := cmp.Diff(want, c); diff != "" {
+		t.Errorf("counts (-want +got):\n%s", diff)
+	}
+	if got, want := c.String(), "3 of 8 objects applied (2 created, 1 unchanged); 1 failed; 1 stopped in flight; 3 not started"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+	if got, want := interruptReport(make([]resourceapply.Change, 2), make([]resourceapply.Reason, 2)).String(), "0 of 2 objects applied; 2 not started"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+}
+
+func TestWithoutInterrupted(t *testing.T) {
+	invalid := &resourceapply.ApplyError{Verb: "apply", Reason: resourceapply.ReasonInvalid, Err: errors.New("bad")}
+	canceled := &resourceapply.ApplyError{Verb: "get", Reason: resourceapply.ReasonCanceled, Err: context.Canceled}
+	errs := []error{
+		invalid,
+		&payload.TaskError{Err: canceled},
+		&payload.NotRunError{Err: context.Canceled},
+		fmt.Errorf("node: %w", context.Canceled),
+	}
+	got := withoutInterrupted(errs)
+	if len(got) != 1 || got[0] != invalid {
+		t.Errorf("withoutInterrupted kept %v", got)
+	}
+}
+
+func TestProgressInterrupted(t *testing.T) {
+	for _, jsonOut := range []bool{false, true} {
+		var out, errOut bytes.Buffer
+		p := newProgress(IOStreams{Out: &out, ErrOut: &errOut}, jsonOut)
+		p.setTotal(8)
+		p.interrupting(2, 10*time.Second)
+		p.setInterrupted(interruptCounts{Applied: 3, Stopped: 1, NotStarted: 4, Total: 8, Summary: "3 created"})
+		cs := &resourceapply.ChangeSet{}
+		p.summary(false, time.Second, cs, 1, 1, nil)
+		for _, want := range []string{
+			"interrupted: starting nothing new; waiting up to 10s for 2 objects in flight (interrupt again to stop now)\n",
+			"interrupted: 3 of 8 objects applied (3 created); 1 stopped in flight; 4 not started; run the same command again to finish\n",
+		} {
+			if !strings.Contains(errOut.String(), want) {
+				t.Errorf("json %v: stderr lacks %q:\n%s", jsonOut, want, errOut.String())
+			}
+		}
+		if jsonOut && !strings.Contains(out.String(), `"interrupted":true,"stopped":1,"notStarted":4`) {
+			t.Errorf("JSON summary does not say it was interrupted:\n%s", out.String())
+		}
 	}
 }

@@ -124,9 +124,10 @@ type event struct {
 		Object  string `json:"object"`
 		Message string `json:"message"`
 	} `json:"pending"`
-	Success  *bool          `json:"success"`
-	Changes  map[string]int `json:"changes"`
-	Requests *struct {
+	Success     *bool          `json:"success"`
+	Interrupted *bool          `json:"interrupted"`
+	Changes     map[string]int `json:"changes"`
+	Requests    *struct {
 		Reads  int64 `json:"reads"`
 		Writes int64 `json:"writes"`
 	} `json:"requests"`
