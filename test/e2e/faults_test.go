@@ -160,6 +160,9 @@ func TestFaults(t *testing.T) {
 			inject: func(r *faultRun) {
 				n := r.proxy.Stall(8 * time.Second)
 				r.t.Logf("froze %d connections; new ones wait 8s", n)
+				if n == 0 {
+					r.t.Error("no connection to freeze: the test proves nothing")
+				}
 			},
 		},
 		{
