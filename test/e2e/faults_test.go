@@ -201,7 +201,7 @@ func TestFaults(t *testing.T) {
 			if !injected {
 				t.Fatalf("the apply ended (exit %d) before the fault", code)
 			}
-			t.Logf("faulted apply: exit %d in %s", code, faulted.Round(100*time.Millisecond))
+			t.Logf("faulted apply: exit %d in %s; slow objects waited for: %s", code, faulted.Round(100*time.Millisecond), slowWaits(events))
 			if f.check != nil {
 				f.check(t, r, code, events)
 			} else {
@@ -242,6 +242,37 @@ func TestFaults(t *testing.T) {
 			}
 		})
 	}
+}
+
+// slowWaits lists what the objects the apply reported as slow waited for
+// ("applying", "retrying: server unavailable", "waiting for Established"),
+// with how many objects said so.
+func slowWaits(events []event) string {
+	objs := map[string]map[string]bool{}
+	for _, e := range events {
+		if e.Event != "slow" {
+			continue
+		}
+		for _, p := range e.Pending {
+			why := p.Message
+			if i := strings.LastIndex(why, " ("); i > 0 {
+				why = why[:i]
+			}
+			if objs[why] == nil {
+				objs[why] = map[string]bool{}
+			}
+			objs[why][p.Object] = true
+		}
+	}
+	var out []string
+	for why, o := range objs {
+		out = append(out, fmt.Sprintf("%s (%d)", why, len(o)))
+	}
+	sort.Strings(out)
+	if len(out) == 0 {
+		return "nothing"
+	}
+	return strings.Join(out, ", ")
 }
 
 // checkLikeUninterrupted asserts that a faulted apply ended as an
