@@ -6,7 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -228,4 +231,115 @@ func TestProgressInterrupted(t *testing.T) {
 			t.Errorf("JSON summary does not say it was interrupted:\n%s", out.String())
 		}
 	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for concurrent use.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// graceRun is graceOnInterrupt running in the background.
+type graceRun struct {
+	interrupt func()
+	canceled  <-chan struct{} // closed when the work is canceled
+	stop      chan struct{}
+	done      chan struct{}
+	errOut    *lockedBuffer
+}
+
+func startGrace(t *testing.T, grace time.Duration) *graceRun {
+	t.Helper()
+	r := &graceRun{stop: make(chan struct{}), done: make(chan struct{}), errOut: &lockedBuffer{}}
+	a := &clusterApplier{progress: newProgress(IOStreams{ErrOut: r.errOut}, false), inFlight: map[int]*flight{1: {}}}
+	interrupted, interrupt := context.WithCancel(context.Background())
+	t.Cleanup(interrupt)
+	work, cancelWork := context.WithCancel(context.Background())
+	t.Cleanup(cancelWork)
+	r.interrupt, r.canceled = interrupt, work.Done()
+	go func() {
+		defer close(r.done)
+		a.graceOnInterrupt(interrupted, r.stop, cancelWork, grace)
+	}()
+	return r
+}
+
+// told waits until graceOnInterrupt has said it was interrupted, by which
+// time it listens for a second signal.
+func (r *graceRun) told() {
+	for !strings.Contains(r.errOut.String(), "interrupted") {
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func (r *graceRun) end() {
+	close(r.stop)
+	<-r.done
+}
+
+func (r *graceRun) wasCanceled() bool {
+	select {
+	case <-r.canceled:
+		return true
+	default:
+		return false
+	}
+}
+
+func TestGraceOnInterrupt(t *testing.T) {
+	t.Run("no interrupt", func(t *testing.T) {
+		r := startGrace(t, time.Millisecond)
+		r.end()
+		if r.wasCanceled() || r.errOut.String() != "" {
+			t.Errorf("canceled %v, stderr %q without an interrupt", r.wasCanceled(), r.errOut.String())
+		}
+	})
+	t.Run("the grace ends", func(t *testing.T) {
+		r := startGrace(t, 50*time.Millisecond)
+		r.interrupt()
+		select {
+		case <-r.canceled:
+		case <-time.After(10 * time.Second):
+			t.Fatal("work not canceled after the grace")
+		}
+		r.end()
+		if want := "interrupted: starting nothing new; waiting up to 50ms for 1 objects in flight"; !strings.Contains(r.errOut.String(), want) {
+			t.Errorf("stderr lacks %q: %q", want, r.errOut.String())
+		}
+	})
+	t.Run("work finishes within the grace", func(t *testing.T) {
+		r := startGrace(t, time.Hour)
+		r.interrupt()
+		r.told()
+		r.end()
+		if r.wasCanceled() {
+			t.Error("work canceled although it finished within the grace")
+		}
+	})
+	t.Run("a second SIGINT cancels at once", func(t *testing.T) {
+		r := startGrace(t, time.Hour)
+		r.interrupt()
+		r.told()
+		if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-r.canceled:
+		case <-time.After(10 * time.Second):
+			t.Fatal("work not canceled by a second SIGINT")
+		}
+		r.end()
+	})
 }
