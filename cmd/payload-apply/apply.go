@@ -190,11 +190,11 @@ func (o *applyOptions) Run(parent context.Context, s IOStreams) error {
 		return err
 	}
 	if err := resolveClusterProfile(ctx, mgr, &o.opts, o.selection.fs.Changed("profile")); err != nil {
-		return err
+		return interruptedEarly(parent, err)
 	}
 	p, err := plan.BuildContext(ctx, o.opts)
 	if err != nil {
-		return err
+		return interruptedEarly(parent, err)
 	}
 	logPlan(ctx, p)
 	printFindings(s, p.Findings)
@@ -300,6 +300,16 @@ func (o *applyOptions) Run(parent context.Context, s IOStreams) error {
 		return errors.Join(errs...)
 	}
 	return nil
+}
+
+// interruptedEarly returns err, or when the apply was interrupted (parent
+// ended) before it applied anything, an exit with exitInterrupted saying
+// so.
+func interruptedEarly(parent context.Context, err error) error {
+	if parent.Err() == nil {
+		return err
+	}
+	return &exitError{Code: exitInterrupted, Err: errors.New("interrupted before anything was applied")}
 }
 
 // exitInterrupted is apply's exit code after SIGINT or SIGTERM: 128 plus

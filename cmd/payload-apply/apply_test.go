@@ -343,3 +343,16 @@ func TestGraceOnInterrupt(t *testing.T) {
 		r.end()
 	})
 }
+
+func TestInterruptedEarly(t *testing.T) {
+	err := errors.New("reading the cluster's profile: boom")
+	if got := interruptedEarly(context.Background(), err); got != err {
+		t.Errorf("not interrupted: %v", got)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var ee *exitError
+	if got := interruptedEarly(ctx, err); !errors.As(got, &ee) || ee.Code != exitInterrupted || ee.Error() != "interrupted before anything was applied" {
+		t.Errorf("interrupted: %v", got)
+	}
+}
