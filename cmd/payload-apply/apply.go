@@ -400,12 +400,33 @@ func interruptReport(changes []resourceapply.Change, reasons []resourceapply.Rea
 }
 
 // withoutInterrupted drops the errors that only say the interrupt stopped
-// something: canceled objects, nodes not run or stopped.
+// something: canceled objects, nodes not run or stopped, and nodes skipped
+// because a node they require was stopped (or skipped for that).
 func withoutInterrupted(errs []error) []error {
+	byInterrupt := func(e error) bool {
+		var nr *payload.NotRunError
+		return errors.As(e, &nr) || errors.Is(e, context.Canceled) || resourceapply.ReasonOf(e) == resourceapply.ReasonCanceled
+	}
+	stopped := map[*payload.TaskNode]bool{}
+	for _, e := range errs {
+		var ne *payload.NodeError
+		if errors.As(e, &ne) && byInterrupt(ne.Err) {
+			stopped[ne.Node] = true
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, e := range errs {
+			var se *payload.SkippedError
+			if errors.As(e, &se) && stopped[se.Because] && !stopped[se.Node] {
+				stopped[se.Node], changed = true, true
+			}
+		}
+	}
 	var out []error
 	for _, e := range errs {
-		var nr *payload.NotRunError
-		if errors.As(e, &nr) || errors.Is(e, context.Canceled) || resourceapply.ReasonOf(e) == resourceapply.ReasonCanceled {
+		var se *payload.SkippedError
+		if byInterrupt(e) || (errors.As(e, &se) && stopped[se.Node]) {
 			continue
 		}
 		out = append(out, e)

@@ -204,9 +204,17 @@ func TestWithoutInterrupted(t *testing.T) {
 		&payload.NotRunError{Err: context.Canceled},
 		fmt.Errorf("node: %w", context.Canceled),
 	}
+	a, b, c, d, e := &payload.TaskNode{Index: 0}, &payload.TaskNode{Index: 1}, &payload.TaskNode{Index: 2}, &payload.TaskNode{Index: 3}, &payload.TaskNode{Index: 4}
+	failed := &payload.NodeError{Node: e, Err: &payload.TaskError{Err: invalid}}
+	skippedForFailure := &payload.SkippedError{Node: d, Because: e}
+	errs = append(errs,
+		&payload.SkippedError{Node: c, Because: b}, // b was skipped because a was stopped
+		&payload.NodeError{Node: a, Err: &payload.TaskError{Err: canceled}},
+		&payload.SkippedError{Node: b, Because: a},
+		failed, skippedForFailure)
 	got := withoutInterrupted(errs)
-	if len(got) != 1 || got[0] != invalid {
-		t.Errorf("withoutInterrupted kept %v", got)
+	if diff := cmp.Diff([]error{invalid, failed, skippedForFailure}, got, cmp.Comparer(func(x, y error) bool { return x == y })); diff != "" {
+		t.Errorf("withoutInterrupted (-want +got):\n%s", diff)
 	}
 }
 

@@ -337,6 +337,13 @@ func checkInterrupted(t *testing.T, r *faultRun, code int, events []event) {
 	if !strings.Contains(stderr, wantLine) {
 		t.Errorf("stderr lacks %q:\n%.4000s", wantLine, stderr)
 	}
+	// The only errors are those an uninterrupted apply has: what the
+	// interrupt stopped is counted, not listed.
+	for _, line := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(line, "error: ") && !strings.Contains(line, ": resource type missing: ") && !strings.Contains(line, ": namespace missing: ") {
+			t.Errorf("error not of an uninterrupted apply: %s", line)
+		}
+	}
 	if !strings.Contains(stderr, "run the same command again to finish") {
 		t.Errorf("stderr does not say how to finish:\n%.4000s", stderr)
 	}
