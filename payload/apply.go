@@ -2,13 +2,14 @@ package payload
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"sync"
 )
 
-// Applier applies one task's object to a cluster (the CVO's
-// ResourceBuilder). Run calls it from several goroutines at once, and at
-// most once per task.
+// Applier applies one task's object to a cluster, or runs its step (the
+// CVO's ResourceBuilder). Run calls it from several goroutines at once, and
+// at most once per task.
 type Applier interface {
 	Apply(ctx context.Context, task *Task) error
 }
@@ -27,11 +28,23 @@ type TaskError struct {
 	Err  error
 }
 
-// Error prints "FILE#DOC: error".
-func (e *TaskError) Error() string { return e.Task.Manifest.Position() + ": " + e.Err.Error() }
+// Error prints "FILE#DOC: error" (a step's File has no #DOC).
+func (e *TaskError) Error() string { return e.Task.Position() + ": " + e.Err.Error() }
 
 // Unwrap returns the Applier's error.
 func (e *TaskError) Unwrap() error { return e.Err }
+
+// AfterFailedError is why Run did not run a step: an object it runs after
+// (Task.After) failed, so the step would not find what it needs.
+type AfterFailedError struct {
+	// Step is the step's task and Failed the object's.
+	Step, Failed *Task
+}
+
+// Error prints "step NAME: not run: it runs after Kind/ns/name (FILE#DOC), which failed".
+func (e *AfterFailedError) Error() string {
+	return fmt.Sprintf("%s: not run: it runs after %s (%s), which failed", e.Step.Describe(), e.Failed.Describe(), e.Failed.Position())
+}
 
 // EventType names what an Event reports.
 type EventType string
@@ -74,6 +87,9 @@ type LevelCount struct {
 	// Tasks in the run level; Applied without error; Failed with one;
 	// the rest did not run (a node failed before them, or was skipped).
 	Tasks, Applied, Failed int
+	// Steps counts the tasks that are steps (they are counted in Tasks,
+	// Applied and Failed too).
+	Steps int
 }
 
 // RunOptions say how Run walks the graph.
@@ -109,7 +125,7 @@ type RunOptions struct {
 // the CVO's parallel install does.
 func StageCRDsAndNamespaces(t *Task) bool {
 	m := t.Manifest
-	if m.IsDelete() {
+	if m == nil || m.IsDelete() {
 		return false
 	}
 	gvk := m.GVK
@@ -136,7 +152,8 @@ func Run(ctx context.Context, g *TaskGraph, a Applier, opts RunOptions) ([]NodeS
 	if stagePar < 1 {
 		stagePar = par
 	}
-	r := &runner{g: g, a: a, opts: opts, staged: map[int]*stagedTask{}, levelLeft: map[int]int{}, levels: map[int]*LevelCount{}}
+	r := &runner{g: g, a: a, opts: opts, staged: map[int]*stagedTask{}, levelLeft: map[int]int{}, levels: map[int]*LevelCount{},
+		failed: make([]bool, len(g.Tasks))}
 	for _, n := range g.Nodes {
 		r.levelLeft[n.RunLevel]++
 		lc := r.levels[n.RunLevel]
@@ -145,6 +162,11 @@ func Run(ctx context.Context, g *TaskGraph, a Applier, opts RunOptions) ([]NodeS
 			r.levels[n.RunLevel] = lc
 		}
 		lc.Tasks += len(n.Tasks)
+		for _, t := range n.Tasks {
+			if t.IsStep() {
+				lc.Steps++
+			}
+		}
 	}
 	var stage sync.WaitGroup
 	if opts.Stage != nil {
@@ -182,6 +204,7 @@ type runner struct {
 
 	mu        sync.Mutex
 	isolated  []*TaskError
+	failed    []bool // by Task.Index-1
 	done      int
 	levelLeft map[int]int
 	levels    map[int]*LevelCount
@@ -206,8 +229,9 @@ func (r *runner) finished(t *Task, err error, staged bool) {
 	defer r.emitMu.Unlock()
 	r.mu.Lock()
 	r.done++
-	lc := r.levels[levelOf(t)]
+	lc := r.levels[t.RunLevel()]
 	if err != nil {
+		r.failed[t.Index-1] = true
 		lc.Failed++
 	} else {
 		lc.Applied++
@@ -217,14 +241,6 @@ func (r *runner) finished(t *Task, err error, staged bool) {
 	if r.opts.Observe != nil {
 		r.opts.Observe(Event{Type: EventTaskDone, Task: t, Staged: staged, Err: err, Done: done, Total: len(r.g.Tasks)})
 	}
-}
-
-func levelOf(t *Task) int {
-	level, _, ok := ParseFileName(t.Manifest.OriginalFilename)
-	if !ok {
-		return NoRunLevel
-	}
-	return level
 }
 
 // startStage applies the staged tasks in apply order with at most par at
@@ -292,7 +308,9 @@ func (r *runner) node(ctx context.Context, n *TaskNode) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			err = r.a.Apply(ctx, t)
+			if err = r.afterFailed(t); err == nil {
+				err = r.a.Apply(ctx, t)
+			}
 			r.finished(t, err, false)
 		}
 		if err == nil {
@@ -306,6 +324,19 @@ func (r *runner) node(ctx context.Context, n *TaskNode) error {
 			continue
 		}
 		return te
+	}
+	return nil
+}
+
+// afterFailed returns an *AfterFailedError when an object that step t runs
+// after failed (an isolated failure lets its node go on to the step).
+func (r *runner) afterFailed(t *Task) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, a := range t.After {
+		if r.failed[a.Index-1] {
+			return &AfterFailedError{Step: t, Failed: a}
+		}
 	}
 	return nil
 }

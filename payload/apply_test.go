@@ -356,7 +356,7 @@ func checkEvents(t *testing.T, g *TaskGraph, events []Event, stage bool) {
 				t.Errorf("task event %d of %d after %d", e.Done, e.Total, lastDone)
 			}
 			lastDone = e.Done
-			if l := levelOf(e.Task); levelDone[l] {
+			if l := e.Task.RunLevel(); levelDone[l] {
 				t.Errorf("task %s reported after its run level %d", e.Task, l)
 			}
 		case EventRunLevelDone:
@@ -381,7 +381,14 @@ func checkEvents(t *testing.T, g *TaskGraph, events []Event, stage bool) {
 		levels = append(levels, l)
 	}
 	sort.Ints(levels)
-	if diff := cmp.Diff([]int{NoRunLevel, 5, 10, 20, 30, 40}, levels); diff != "" {
+	var wantLevels []int
+	for _, n := range g.Nodes {
+		if len(wantLevels) == 0 || wantLevels[len(wantLevels)-1] != n.RunLevel {
+			wantLevels = append(wantLevels, n.RunLevel)
+		}
+	}
+	sort.Ints(wantLevels)
+	if diff := cmp.Diff(wantLevels, levels); diff != "" {
 		t.Errorf("run levels reported (-want +got):\n%s", diff)
 	}
 	want := 0
@@ -437,4 +444,100 @@ func TestInstallOrder(t *testing.T) {
 			t.Errorf("%s: %s, want %s", label, s, wantState)
 		}
 	}
+}
+
+func TestRunSteps(t *testing.T) {
+	ms := []*manifest.Manifest{
+		ns(t, "0000_10_a_00_ns.yaml", "ns-a"),
+		obj(t, "0000_10_a_01_cm.yaml", "ConfigMap", "a1"),
+		obj(t, "0000_10_b_01_cm.yaml", "ConfigMap", "b1"),
+		obj(t, "0000_20_c_01_cm.yaml", "ConfigMap", "c1"),
+		obj(t, "0000_20_c_03_cm.yaml", "ConfigMap", "c3"),
+	}
+	g, err := NewTaskGraphWithSteps(ms, []StepPlacement{
+		{Step: namedStep("a/step"), File: "generated/0000_10_a_02.step", After: []manifest.ID{id(ms[1])}},
+		{Step: namedStep("c/step"), File: "generated/0000_20_c_02.step", After: []manifest.ID{id(ms[2]), id(ms[3])}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(fail map[string]error) (map[string]int, []string, []Event) {
+		var mu sync.Mutex
+		ran := map[string]int{}
+		var events []Event
+		a := ApplierFunc(func(ctx context.Context, task *Task) error {
+			name := ""
+			if task.IsStep() {
+				name = task.Step.Name()
+			} else {
+				name = task.Manifest.Obj.GetName()
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			ran[name]++
+			return fail[name]
+		})
+		_, errs := Run(context.Background(), g, a, RunOptions{Parallelism: 4, Stage: StageCRDsAndNamespaces, Isolated: isIsolated,
+			Observe: func(e Event) { events = append(events, e) }})
+		var msgs []string
+		for _, e := range errs {
+			msgs = append(msgs, e.Error())
+		}
+		return ran, msgs, events
+	}
+
+	t.Run("steps run once through the Applier, in their place", func(t *testing.T) {
+		ran, msgs, events := run(nil)
+		if len(msgs) > 0 {
+			t.Fatalf("errors: %v", msgs)
+		}
+		if ran["a/step"] != 1 || ran["c/step"] != 1 {
+			t.Errorf("steps ran %v", ran)
+		}
+		checkEvents(t, g, events, true)
+		for _, e := range events {
+			if e.Type == EventRunLevelDone && e.Level.Steps != 1 {
+				t.Errorf("run level %d: %+v, want 1 step", e.RunLevel, e.Level)
+			}
+		}
+	})
+
+	t.Run("a step after an object that failed in isolation does not run", func(t *testing.T) {
+		ran, msgs, _ := run(map[string]error{"a1": isolatedErr{errors.New("namespace missing")}})
+		if ran["a/step"] != 0 {
+			t.Error("a/step ran after a1 failed")
+		}
+		want := []string{
+			"0000_10_a_01_cm.yaml#0: namespace missing",
+			"10/a: generated/0000_10_a_02.step: step a/step: not run: it runs after ConfigMap/a1 (0000_10_a_01_cm.yaml#0), which failed",
+		}
+		if diff := cmp.Diff(want, msgs); diff != "" {
+			t.Errorf("errors (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("a step is skipped with the node of an object it runs after", func(t *testing.T) {
+		ran, msgs, _ := run(map[string]error{"b1": errors.New("invalid")})
+		if ran["c/step"] != 0 || ran["c3"] != 0 || ran["a/step"] != 1 {
+			t.Errorf("ran %v", ran)
+		}
+		want := []string{
+			"10/b: 0000_10_b_01_cm.yaml#0: invalid",
+			"20/c: not applied: it requires 10/b, which did not succeed",
+		}
+		if diff := cmp.Diff(want, msgs); diff != "" {
+			t.Errorf("errors (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("a failed step stops its node", func(t *testing.T) {
+		ran, msgs, _ := run(map[string]error{"c/step": errors.New("boom")})
+		if ran["c3"] != 0 {
+			t.Error("c3 was applied after the step of its node failed")
+		}
+		want := []string{"20/c: generated/0000_20_c_02.step: boom"}
+		if diff := cmp.Diff(want, msgs); diff != "" {
+			t.Errorf("errors (-want +got):\n%s", diff)
+		}
+	})
 }

@@ -8,10 +8,15 @@ import (
 )
 
 // WriteText prints the graph for people: one block per node in order, with
-// what it waits for and the objects it applies.
+// what it waits for and the objects it applies; a step prints as
+// "FILE step NAME", followed by the objects it runs after.
 func (g *TaskGraph) WriteText(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d tasks in %d nodes\n", len(g.Tasks), len(g.Nodes))
+	if steps := g.StepCount(); steps > 0 {
+		fmt.Fprintf(&b, "%d tasks (%d objects, %s) in %d nodes\n", len(g.Tasks), len(g.Tasks)-steps, plural(steps, "step"), len(g.Nodes))
+	} else {
+		fmt.Fprintf(&b, "%d tasks in %d nodes\n", len(g.Tasks), len(g.Nodes))
+	}
 	for _, n := range g.Nodes {
 		fmt.Fprintf(&b, "%s", n)
 		if len(n.In) > 0 {
@@ -22,7 +27,15 @@ func (g *TaskGraph) WriteText(w io.Writer) error {
 		}
 		b.WriteByte('\n')
 		for _, t := range n.Tasks {
-			fmt.Fprintf(&b, "    %s %s\n", t.Manifest.Position(), t.Manifest.ID())
+			fmt.Fprintf(&b, "    %s %s", t.Position(), t.Describe())
+			for i, a := range t.After {
+				sep := ", "
+				if i == 0 {
+					sep = " after "
+				}
+				fmt.Fprintf(&b, "%s%s", sep, a.Describe())
+			}
+			b.WriteByte('\n')
 		}
 	}
 	_, err := io.WriteString(w, b.String())
@@ -30,8 +43,9 @@ func (g *TaskGraph) WriteText(w io.Writer) error {
 }
 
 // WriteDOT prints the graph in Graphviz DOT: a node per TaskNode labelled
-// with its run level, component and task count; solid edges order, dashed
-// red edges are requirements that are not also ordering edges.
+// with its run level, component, task count and the names of its steps;
+// solid edges order, dashed red edges are requirements that are not also
+// ordering edges.
 func (g *TaskGraph) WriteDOT(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString("digraph payload {\n  rankdir=LR;\n  node [shape=box];\n")
@@ -40,7 +54,13 @@ func (g *TaskGraph) WriteDOT(w io.Writer) error {
 		if n.Barrier {
 			shape = ", shape=octagon"
 		}
-		fmt.Fprintf(&b, "  n%d [label=%q%s];\n", n.Index, fmt.Sprintf("%s\n%d tasks", n.Label(), len(n.Tasks)), shape)
+		label := fmt.Sprintf("%s\n%d tasks", n.Label(), len(n.Tasks))
+		for _, t := range n.Tasks {
+			if t.IsStep() {
+				label += "\n" + t.Describe()
+			}
+		}
+		fmt.Fprintf(&b, "  n%d [label=%q%s];\n", n.Index, label, shape)
 	}
 	for _, n := range g.Nodes {
 		for _, in := range n.In {
@@ -74,19 +94,25 @@ type jsonNode struct {
 	Tasks     []jsonTask `json:"tasks"`
 }
 
+// jsonTask is an object (doc, apiVersion, kind, namespace, name) or a step
+// (step, after: the indexes of the tasks it runs after).
 type jsonTask struct {
 	Index      int    `json:"index"`
 	File       string `json:"file"`
-	Doc        int    `json:"doc"`
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
+	Doc        *int   `json:"doc,omitempty"`
+	APIVersion string `json:"apiVersion,omitempty"`
+	Kind       string `json:"kind,omitempty"`
 	Namespace  string `json:"namespace,omitempty"`
-	Name       string `json:"name"`
+	Name       string `json:"name,omitempty"`
+	Step       string `json:"step,omitempty"`
+	After      []int  `json:"after,omitempty"`
 }
 
 // WriteJSON prints the graph as JSON: {"tasks": N, "nodes": [{index,
 // runLevel (null when the file name does not parse), component, barrier, in,
-// requires, tasks: [{index, file, doc, apiVersion, kind, namespace, name}]}]}.
+// requires, tasks: [...]}]}, where a task is {index, file, doc, apiVersion,
+// kind, namespace, name} for an object and {index, file, step, after} for a
+// step (after: the indexes of the tasks applying the objects it runs after).
 func (g *TaskGraph) WriteJSON(w io.Writer) error {
 	out := jsonGraph{Tasks: len(g.Tasks), Nodes: make([]jsonNode, len(g.Nodes))}
 	for i, n := range g.Nodes {
@@ -97,7 +123,16 @@ func (g *TaskGraph) WriteJSON(w io.Writer) error {
 		}
 		for _, t := range n.Tasks {
 			m := t.Manifest
-			jn.Tasks = append(jn.Tasks, jsonTask{Index: t.Index, File: m.File, Doc: m.Doc, APIVersion: m.Obj.GetAPIVersion(),
+			if m == nil {
+				jt := jsonTask{Index: t.Index, File: t.StepFile, Step: t.Step.Name()}
+				for _, a := range t.After {
+					jt.After = append(jt.After, a.Index)
+				}
+				jn.Tasks = append(jn.Tasks, jt)
+				continue
+			}
+			doc := m.Doc
+			jn.Tasks = append(jn.Tasks, jsonTask{Index: t.Index, File: m.File, Doc: &doc, APIVersion: m.Obj.GetAPIVersion(),
 				Kind: m.GVK.Kind, Namespace: m.Obj.GetNamespace(), Name: m.Obj.GetName()})
 		}
 		out.Nodes[i] = jn
@@ -129,4 +164,23 @@ func contains(s []int, v int) bool {
 		}
 	}
 	return false
+}
+
+// StepCount returns how many of the graph's tasks are steps.
+func (g *TaskGraph) StepCount() int {
+	n := 0
+	for _, t := range g.Tasks {
+		if t.IsStep() {
+			n++
+		}
+	}
+	return n
+}
+
+// plural prints "1 step", "2 steps".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }

@@ -1,7 +1,9 @@
 package payload
 
 import (
+	"errors"
 	"fmt"
+	"path"
 	"regexp"
 	"sort"
 	"strconv"
@@ -36,16 +38,86 @@ func ParseFileName(name string) (runLevel int, component string, ok bool) {
 	return n, m[2], true
 }
 
-// Task is one object to apply, at its place in the graph.
+// Task is one unit of work at its place in the graph: an object to apply
+// (Manifest) or a component's step to run (Step). Exactly one of the two is
+// set.
 type Task struct {
+	// Manifest is the object to apply; nil for a step.
 	Manifest *manifest.Manifest
+	// Step is the step to run; nil for an object.
+	Step Step
+	// StepFile is the File of the step's placement ("" for an object).
+	StepFile string
+	// After are, for a step, the tasks that apply the objects its placement
+	// names in After, in apply order; they come before the step. Run
+	// fails a step whose After task failed instead of running it.
+	After []*Task
 	// Index is the 1-based position of the task in apply order; Total is the
 	// number of tasks in the graph.
 	Index, Total int
 }
 
-// String prints `Kind "ns/name" (i of N)`, the CVO's way of naming a task.
+// IsStep reports whether the task runs a step rather than applying an
+// object.
+func (t *Task) IsStep() bool { return t.Step != nil }
+
+// File returns the file the task comes from: the object's File, or the
+// step's StepFile.
+func (t *Task) File() string {
+	if t.Manifest == nil {
+		return t.StepFile
+	}
+	return t.Manifest.File
+}
+
+// Position returns "FILE#DOC" for an object and the FILE for a step.
+func (t *Task) Position() string {
+	if t.Manifest == nil {
+		return t.StepFile
+	}
+	return t.Manifest.Position()
+}
+
+// Describe names what the task does: the object as Kind/ns/name, or
+// "step NAME".
+func (t *Task) Describe() string {
+	if t.Manifest == nil {
+		return "step " + t.stepName()
+	}
+	return t.Manifest.ID().String()
+}
+
+// RunLevel returns the run level the task's file name encodes, or
+// NoRunLevel when it does not parse.
+func (t *Task) RunLevel() int {
+	level, _, ok := ParseFileName(t.orderName())
+	if !ok {
+		return NoRunLevel
+	}
+	return level
+}
+
+// orderName is the file name that places the task.
+func (t *Task) orderName() string {
+	if t.Manifest == nil {
+		return t.StepFile
+	}
+	return t.Manifest.OriginalFilename
+}
+
+func (t *Task) stepName() string {
+	if t.Step == nil {
+		return ""
+	}
+	return t.Step.Name()
+}
+
+// String prints `Kind "ns/name" (i of N)`, the CVO's way of naming a task,
+// or `step "NAME" (i of N)`.
 func (t *Task) String() string {
+	if t.Manifest == nil {
+		return fmt.Sprintf("step %q (%d of %d)", t.stepName(), t.Index, t.Total)
+	}
 	id := t.Manifest.ID()
 	name := id.Name
 	if id.Namespace != "" {
@@ -59,7 +131,8 @@ const NoRunLevel = -1
 
 // TaskNode is a unit of the graph: the tasks of one component at one run
 // level (or one Job, or all files whose names do not parse), applied serially
-// in order.
+// in order; a component's steps are tasks of the node their File places
+// them in.
 type TaskNode struct {
 	// Index is the node's position in TaskGraph.Nodes.
 	Index int
@@ -77,7 +150,8 @@ type TaskNode struct {
 	// Requires are the nodes (a subset of this node's ancestors) that must
 	// succeed for this node to run; when one fails or is skipped, this node is
 	// skipped. They are: the same component's previous node, the node that
-	// creates a CustomResourceDefinition this node's objects need, and any
+	// creates a CustomResourceDefinition this node's objects need, the
+	// nodes that apply the objects a step of this node runs after, and any
 	// Job before this node.
 	Requires []int
 	// Out are the nodes that have this one in their In.
@@ -111,11 +185,33 @@ type TaskGraph struct {
 	Tasks []*Task
 }
 
-// orderKey sorts manifests into apply order.
+// orderKey sorts tasks into apply order.
 type orderKey struct {
 	parsed    bool
 	runLevel  int
 	component string
+	base      string
+}
+
+func orderKeyOf(name string) orderKey {
+	level, comp, ok := ParseFileName(name)
+	return orderKey{parsed: ok, runLevel: level, component: comp, base: name}
+}
+
+// less orders by run level (numerically), then component, then file name;
+// names that do not parse come last in name order.
+func (a orderKey) less(b orderKey) (less, equal bool) {
+	switch {
+	case a.parsed != b.parsed:
+		return a.parsed, false
+	case a.runLevel != b.runLevel:
+		return a.runLevel < b.runLevel, false
+	case a.component != b.component:
+		return a.component < b.component, false
+	case a.base != b.base:
+		return a.base < b.base, false
+	}
+	return false, true
 }
 
 // SortForApply returns ms in apply order: by run level (numerically), then
@@ -123,45 +219,48 @@ type orderKey struct {
 // come last in name order. The sort is stable, so equal names keep load
 // order (manifests/ before release-manifests/).
 func SortForApply(ms []*manifest.Manifest) []*manifest.Manifest {
-	type keyed struct {
-		m    *manifest.Manifest
-		key  orderKey
-		base string
-	}
-	ks := make([]keyed, len(ms))
+	tasks := make([]*Task, len(ms))
 	for i, m := range ms {
-		level, comp, ok := ParseFileName(m.OriginalFilename)
-		ks[i] = keyed{m: m, key: orderKey{parsed: ok, runLevel: level, component: comp}, base: m.OriginalFilename}
+		tasks[i] = &Task{Manifest: m}
 	}
-	sort.SliceStable(ks, func(i, j int) bool {
-		a, b := ks[i], ks[j]
-		if a.key.parsed != b.key.parsed {
-			return a.key.parsed
-		}
-		if a.key.runLevel != b.key.runLevel {
-			return a.key.runLevel < b.key.runLevel
-		}
-		if a.key.component != b.key.component {
-			return a.key.component < b.key.component
-		}
-		if a.base != b.base {
-			return a.base < b.base
-		}
-		if a.m.File == b.m.File {
-			return a.m.Doc < b.m.Doc
-		}
-		return false
-	})
-	out := make([]*manifest.Manifest, len(ks))
-	for i, k := range ks {
-		out[i] = k.m
+	sortTasks(tasks)
+	out := make([]*manifest.Manifest, len(tasks))
+	for i, t := range tasks {
+		out[i] = t.Manifest
 	}
 	return out
 }
 
+// sortTasks sorts tasks into apply order (see SortForApply); a step's
+// file name is the base of its File, and a step comes after the objects of
+// a file of the same name.
+func sortTasks(tasks []*Task) {
+	keys := make(map[*Task]orderKey, len(tasks))
+	for _, t := range tasks {
+		name := t.orderName()
+		if t.Manifest == nil {
+			name = path.Base(name)
+		}
+		keys[t] = orderKeyOf(name)
+	}
+	sort.SliceStable(tasks, func(i, j int) bool {
+		a, b := tasks[i], tasks[j]
+		if less, equal := keys[a].less(keys[b]); !equal {
+			return less
+		}
+		switch {
+		case a.Manifest == nil || b.Manifest == nil:
+			return b.Manifest == nil && a.Manifest != nil
+		case a.Manifest.File == b.Manifest.File:
+			return a.Manifest.Doc < b.Manifest.Doc
+		}
+		return false
+	})
+}
+
 // IsJob reports whether m is a batch Job, which the graph treats as a barrier.
 func IsJob(m *manifest.Manifest) bool {
-	return m.GVK.Group == "batch" && m.GVK.Kind == "Job"
+	return m != nil && m.GVK.Group == "batch" && m.GVK.Kind == "Job"
 }
 
 // NewTaskGraph orders ms (see SortForApply) and builds the CVO's graph:
@@ -171,10 +270,59 @@ func IsJob(m *manifest.Manifest) bool {
 // propagation (TaskNode.Requires) is narrower than ordering: a failed node
 // stops only the nodes that need it.
 func NewTaskGraph(ms []*manifest.Manifest) *TaskGraph {
-	ordered := SortForApply(ms)
-	g := &TaskGraph{Tasks: make([]*Task, len(ordered))}
-	for i, m := range ordered {
-		g.Tasks[i] = &Task{Manifest: m, Index: i + 1, Total: len(ordered)}
+	// Without steps there is no order to violate.
+	g, _ := NewTaskGraphWithSteps(ms, nil)
+	return g
+}
+
+// NewTaskGraphWithSteps is NewTaskGraph with steps: each step is a task of
+// the node its File places it in, ordered among that node's files by name,
+// and its node requires (and, within one run level, comes after) the nodes
+// that apply the objects its After names. It returns a *StepOrderError
+// (joined, one per object) when a step's File places it before an object
+// it must come after; the graph is then nil.
+func NewTaskGraphWithSteps(ms []*manifest.Manifest, steps []StepPlacement) (*TaskGraph, error) {
+	tasks := make([]*Task, 0, len(ms)+len(steps))
+	for _, m := range ms {
+		tasks = append(tasks, &Task{Manifest: m})
+	}
+	placements := map[*Task]StepPlacement{}
+	for _, s := range steps {
+		t := &Task{Step: s.Step, StepFile: s.File}
+		placements[t] = s
+		tasks = append(tasks, t)
+	}
+	sortTasks(tasks)
+	g := &TaskGraph{Tasks: tasks}
+	byID := make(map[manifest.ID]*Task, len(ms))
+	for i, t := range tasks {
+		t.Index, t.Total = i+1, len(tasks)
+		if t.Manifest != nil {
+			if _, seen := byID[t.Manifest.ID()]; !seen {
+				byID[t.Manifest.ID()] = t
+			}
+		}
+	}
+	var errs []error
+	for _, t := range tasks {
+		s, ok := placements[t]
+		if !ok {
+			continue
+		}
+		for _, id := range s.After {
+			a, ok := byID[id]
+			switch {
+			case !ok:
+			case a.Index > t.Index:
+				errs = append(errs, &StepOrderError{Step: s, Object: id, File: a.Position()})
+			default:
+				t.After = append(t.After, a)
+			}
+		}
+		sort.Slice(t.After, func(i, j int) bool { return t.After[i].Index < t.After[j].Index })
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 
 	var (
@@ -184,6 +332,7 @@ func NewTaskGraph(ms []*manifest.Manifest) *TaskGraph {
 		lastOfComp = map[string]int{}
 		barriers   []int              // every Job node so far
 		crdNode    = map[string]int{} // "group/Kind" of a CRD -> node that creates it
+		nodeOf     = map[*Task]int{}  // task -> its node
 		cur        *TaskNode
 	)
 	newNode := func(level int, comp string, barrier bool) *TaskNode {
@@ -207,8 +356,21 @@ func NewTaskGraph(ms []*manifest.Manifest) *TaskGraph {
 			curGroup = nil
 		}
 	}
+	// needs makes the current node require node (and, within its run
+	// level, come after it).
+	needs := func(node int) {
+		if node == cur.Index {
+			return
+		}
+		cur.Requires = appendUnique(cur.Requires, node)
+		if len(curGroup) > 0 && node >= curGroup[0] {
+			// Same run level, another component: order it after that node.
+			// Earlier run levels are ordered before this one already.
+			cur.In = appendUnique(cur.In, node)
+		}
+	}
 	for _, t := range g.Tasks {
-		level, comp, ok := ParseFileName(t.Manifest.OriginalFilename)
+		level, comp, ok := ParseFileName(t.orderName())
 		if !ok {
 			level, comp = NoRunLevel, ""
 		}
@@ -217,6 +379,7 @@ func NewTaskGraph(ms []*manifest.Manifest) *TaskGraph {
 			closeGroup()
 			n := newNode(level, comp, true)
 			n.Tasks = []*Task{t}
+			nodeOf[t] = n.Index
 			prevGroup = []int{n.Index}
 			barriers = append(barriers, n.Index)
 			cur, curLevel = nil, -2
@@ -237,14 +400,17 @@ func NewTaskGraph(ms []*manifest.Manifest) *TaskGraph {
 			}
 		}
 		cur.Tasks = append(cur.Tasks, t)
-		// A custom resource needs the node that creates its CRD.
-		if crd, ok := crdNode[t.Manifest.GVK.Group+"/"+t.Manifest.GVK.Kind]; ok && crd != cur.Index {
-			cur.Requires = appendUnique(cur.Requires, crd)
-			if crd >= curGroup[0] {
-				// Same run level, another component: order it after the CRD.
-				// Earlier run levels are ordered before this one already.
-				cur.In = appendUnique(cur.In, crd)
+		nodeOf[t] = cur.Index
+		if t.Manifest == nil {
+			// A step needs the nodes of the objects it runs after.
+			for _, a := range t.After {
+				needs(nodeOf[a])
 			}
+			continue
+		}
+		// A custom resource needs the node that creates its CRD.
+		if crd, ok := crdNode[t.Manifest.GVK.Group+"/"+t.Manifest.GVK.Kind]; ok {
+			needs(crd)
 		}
 		if key, ok := crdKey(t.Manifest); ok {
 			if _, seen := crdNode[key]; !seen {
@@ -259,7 +425,7 @@ func NewTaskGraph(ms []*manifest.Manifest) *TaskGraph {
 			g.Nodes[in].Out = append(g.Nodes[in].Out, n.Index)
 		}
 	}
-	return g
+	return g, nil
 }
 
 // crdKey returns "group/Kind" for a CustomResourceDefinition manifest.

@@ -79,6 +79,10 @@ func summarizeGraph(g *TaskGraph) []nodeSummary {
 	for _, n := range g.Nodes {
 		s := nodeSummary{Label: n.Label(), In: n.In, Requires: n.Requires}
 		for _, t := range n.Tasks {
+			if t.IsStep() {
+				s.Files = append(s.Files, t.StepFile)
+				continue
+			}
 			s.Files = append(s.Files, t.Manifest.OriginalFilename)
 		}
 		out = append(out, s)
@@ -224,7 +228,7 @@ func checkGraphInvariants(t *testing.T, g *TaskGraph) {
 		}
 		for _, task := range n.Tasks {
 			if task.Index != next || task.Total != len(g.Tasks) {
-				t.Errorf("task %s: index %d of %d, want %d of %d", task.Manifest.Position(), task.Index, task.Total, next, len(g.Tasks))
+				t.Errorf("task %s: index %d of %d, want %d of %d", task.Position(), task.Index, task.Total, next, len(g.Tasks))
 			}
 			next++
 		}
@@ -397,6 +401,200 @@ func TestGraphFormats(t *testing.T) {
 	for _, want := range []string{`"tasks": 4`, `"runLevel": null`, `"barrier": true`, `"file": "0000_10_b_cr.yaml"`} {
 		if !strings.Contains(js.String(), want) {
 			t.Errorf("JSON lacks %q:\n%s", want, js.String())
+		}
+	}
+}
+
+// namedStep is a Step for tests.
+type namedStep string
+
+func (s namedStep) Name() string { return string(s) }
+
+func id(m *manifest.Manifest) manifest.ID { return m.ID() }
+
+func TestNewTaskGraphWithSteps(t *testing.T) {
+	type taskSummary struct {
+		Node  string
+		What  string
+		After []string
+	}
+	summarize := func(g *TaskGraph) []taskSummary {
+		var out []taskSummary
+		for _, n := range g.Nodes {
+			for _, task := range n.Tasks {
+				s := taskSummary{Node: n.Label(), What: task.Describe()}
+				for _, a := range task.After {
+					s.After = append(s.After, a.Describe())
+				}
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	tests := []struct {
+		name      string
+		objs      func(t *testing.T) []*manifest.Manifest
+		steps     func(ms []*manifest.Manifest) []StepPlacement
+		want      []taskSummary
+		wantNodes []nodeSummary
+		wantErr   string
+	}{
+		{
+			name: "a step runs in its file's node, in file-name order, after its objects",
+			objs: func(t *testing.T) []*manifest.Manifest {
+				return []*manifest.Manifest{
+					obj(t, "0000_05_a_90_cm.yaml", "ConfigMap", "a90"),
+					obj(t, "0000_05_a_92_cm.yaml", "ConfigMap", "a92"),
+					obj(t, "0000_05_b_1.yaml", "ConfigMap", "b1"),
+				}
+			},
+			steps: func(ms []*manifest.Manifest) []StepPlacement {
+				return []StepPlacement{{Step: namedStep("a/status"), File: "generated/0000_05_a_91_status.step", After: []manifest.ID{id(ms[0])}}}
+			},
+			want: []taskSummary{
+				{Node: "05/a", What: "ConfigMap/a90"},
+				{Node: "05/a", What: "step a/status", After: []string{"ConfigMap/a90"}},
+				{Node: "05/a", What: "ConfigMap/a92"},
+				{Node: "05/b", What: "ConfigMap/b1"},
+			},
+			wantNodes: []nodeSummary{
+				{Label: "05/a", Files: []string{"0000_05_a_90_cm.yaml", "generated/0000_05_a_91_status.step", "0000_05_a_92_cm.yaml"}},
+				{Label: "05/b", Files: []string{"0000_05_b_1.yaml"}},
+			},
+		},
+		{
+			name: "a step requires the nodes of its objects, and within a run level comes after them",
+			objs: func(t *testing.T) []*manifest.Manifest {
+				return []*manifest.Manifest{
+					ns(t, "0000_10_a_00_ns.yaml", "ns-a"),
+					crd(t, "0000_20_b_00_crd.yaml"),
+					obj(t, "0000_50_c_01.yaml", "ConfigMap", "c1"),
+					obj(t, "0000_50_d_01.yaml", "ConfigMap", "d1"),
+				}
+			},
+			steps: func(ms []*manifest.Manifest) []StepPlacement {
+				return []StepPlacement{{Step: namedStep("d/reconcile"), File: "generated/0000_50_d_02.step",
+					After: []manifest.ID{id(ms[1]), id(ms[0]), id(ms[2]), {Kind: "ConfigMap", Name: "elsewhere"}}}}
+			},
+			want: []taskSummary{
+				{Node: "10/a", What: "Namespace/ns-a"},
+				{Node: "20/b", What: "CustomResourceDefinition.apiextensions.k8s.io/widgets.example.com"},
+				{Node: "50/c", What: "ConfigMap/c1"},
+				{Node: "50/d", What: "ConfigMap/d1"},
+				{Node: "50/d", What: "step d/reconcile", After: []string{"Namespace/ns-a", "CustomResourceDefinition.apiextensions.k8s.io/widgets.example.com", "ConfigMap/c1"}},
+			},
+			wantNodes: []nodeSummary{
+				{Label: "10/a", Files: []string{"0000_10_a_00_ns.yaml"}},
+				{Label: "20/b", Files: []string{"0000_20_b_00_crd.yaml"}, In: []int{0}},
+				{Label: "50/c", Files: []string{"0000_50_c_01.yaml"}, In: []int{1}},
+				{Label: "50/d", Files: []string{"0000_50_d_01.yaml", "generated/0000_50_d_02.step"}, In: []int{1, 2}, Requires: []int{0, 1, 2}},
+			},
+		},
+		{
+			name: "a step whose name does not parse runs last, after the objects of its source file",
+			objs: func(t *testing.T) []*manifest.Manifest {
+				return []*manifest.Manifest{
+					obj(t, "extra/pp.yaml", "ConfigMap", "source"),
+					obj(t, "extra/pq.yaml", "ConfigMap", "other"),
+					obj(t, "0000_50_a_1.yaml", "ConfigMap", "a1"),
+				}
+			},
+			steps: func(ms []*manifest.Manifest) []StepPlacement {
+				return []StepPlacement{{Step: namedStep("tuning/source"), File: "generated/pp_tuning-source.step", After: []manifest.ID{id(ms[0])}}}
+			},
+			want: []taskSummary{
+				{Node: "50/a", What: "ConfigMap/a1"},
+				{Node: "unordered", What: "ConfigMap/source"},
+				{Node: "unordered", What: "step tuning/source", After: []string{"ConfigMap/source"}},
+				{Node: "unordered", What: "ConfigMap/other"},
+			},
+		},
+		{
+			name: "a step placed before an object it runs after is an error",
+			objs: func(t *testing.T) []*manifest.Manifest {
+				return []*manifest.Manifest{obj(t, "0000_50_a_1.yaml", "ConfigMap", "a1")}
+			},
+			steps: func(ms []*manifest.Manifest) []StepPlacement {
+				return []StepPlacement{{Step: namedStep("early"), File: "generated/0000_05_a_1.step", After: []manifest.ID{id(ms[0])}}}
+			},
+			wantErr: "generated/0000_05_a_1.step: step early: placed before ConfigMap/a1 (0000_50_a_1.yaml#0), which it must come after",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ms := tc.objs(t)
+			g, err := NewTaskGraphWithSteps(ms, tc.steps(ms))
+			if tc.wantErr != "" {
+				var soe *StepOrderError
+				if err == nil || err.Error() != tc.wantErr || !errors.As(err, &soe) || g != nil {
+					t.Fatalf("err = %v, graph %v; want %q", err, g, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, summarize(g)); diff != "" {
+				var b bytes.Buffer
+				_ = g.WriteText(&b)
+				t.Errorf("tasks (-want +got):\n%s\n%s", diff, b.String())
+			}
+			if tc.wantNodes != nil {
+				if diff := cmp.Diff(tc.wantNodes, summarizeGraph(g)); diff != "" {
+					t.Errorf("nodes (-want +got):\n%s", diff)
+				}
+			}
+			checkGraphInvariants(t, g)
+			for _, task := range g.Tasks {
+				for _, a := range task.After {
+					if a.Index >= task.Index {
+						t.Errorf("%s runs after %s, which comes later", task, a)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestTaskGraphFormatsWithSteps(t *testing.T) {
+	ms := []*manifest.Manifest{
+		obj(t, "0000_05_a_90_cm.yaml", "ConfigMap", "a90"),
+		obj(t, "0000_05_a_92_cm.yaml", "ConfigMap", "a92"),
+	}
+	g, err := NewTaskGraphWithSteps(ms, []StepPlacement{{Step: namedStep("a/status"), File: "generated/0000_05_a_91_status.step", After: []manifest.ID{id(ms[0])}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text, dot, js bytes.Buffer
+	if err := g.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	wantText := `3 tasks (2 objects, 1 step) in 1 nodes
+[0] 05/a (3 tasks)
+    0000_05_a_90_cm.yaml#0 ConfigMap/a90
+    generated/0000_05_a_91_status.step step a/status after ConfigMap/a90
+    0000_05_a_92_cm.yaml#0 ConfigMap/a92
+`
+	if diff := cmp.Diff(wantText, text.String()); diff != "" {
+		t.Errorf("text (-want +got):\n%s", diff)
+	}
+	if err := g.WriteDOT(&dot); err != nil {
+		t.Fatal(err)
+	}
+	if want := `n0 [label="05/a\n3 tasks\nstep a/status"];`; !strings.Contains(dot.String(), want) {
+		t.Errorf("dot lacks %s:\n%s", want, dot.String())
+	}
+	if err := g.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"index": 2,
+          "file": "generated/0000_05_a_91_status.step",
+          "step": "a/status",
+          "after": [
+            1
+          ]`, `"doc": 0,`} {
+		if !strings.Contains(js.String(), want) {
+			t.Errorf("json lacks %s:\n%s", want, js.String())
 		}
 	}
 }

@@ -122,10 +122,12 @@ type Plan struct {
 	// objects after the overlays, Generated, the extra manifests, and what
 	// the component hooks added, less what they removed.
 	Objects []*manifest.Manifest
-	// Graph is the task graph over Objects.
+	// Graph is the task graph over Objects and Steps: each step is a task
+	// (Task.Step, a component.Step) at the place its File names, after
+	// the objects its After names.
 	Graph *payload.TaskGraph
-	// Steps are the components' apply-time steps; the apply engine places
-	// them in the graph.
+	// Steps are the components' apply-time steps, as the hooks returned
+	// them; Graph places them.
 	Steps []component.StepSpec
 	// Findings are warnings met on the way (never errors).
 	Findings []manifest.Finding
@@ -220,12 +222,27 @@ func BuildContext(ctx context.Context, opts Options) (*Plan, error) {
 	if err := payload.CheckDuplicates(final); err != nil {
 		return nil, err
 	}
-	pl.Graph = payload.NewTaskGraph(final)
-	pl.Objects = make([]*manifest.Manifest, len(pl.Graph.Tasks))
-	for i, t := range pl.Graph.Tasks {
-		pl.Objects[i] = t.Manifest
+	if pl.Graph, err = payload.NewTaskGraphWithSteps(final, stepPlacements(steps)); err != nil {
+		return nil, err
+	}
+	pl.Objects = make([]*manifest.Manifest, 0, len(final))
+	for _, t := range pl.Graph.Tasks {
+		if t.Manifest != nil {
+			pl.Objects = append(pl.Objects, t.Manifest)
+		}
 	}
 	return pl, nil
+}
+
+// stepPlacements places the components' steps in the task graph; the
+// component.Step is the graph's payload.Step, so the apply engine gets it
+// back from Task.Step.
+func stepPlacements(steps []component.StepSpec) []payload.StepPlacement {
+	out := make([]payload.StepPlacement, len(steps))
+	for i, s := range steps {
+		out[i] = payload.StepPlacement{Step: s.Step, File: s.File, After: s.After}
+	}
+	return out
 }
 
 // resolved is Options turned into the things selection needs.

@@ -2,6 +2,8 @@ package plan
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -12,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/payload-apply/payload-apply/internal/golden"
+	"github.com/payload-apply/payload-apply/lib/component"
 	"github.com/payload-apply/payload-apply/lib/manifest"
 	"github.com/payload-apply/payload-apply/lib/overlay"
 	"github.com/payload-apply/payload-apply/payload"
@@ -400,5 +403,75 @@ metadata:
 				t.Errorf("got %d objects and %d overlay changes, want the namespace and the cluster-profile ConfigMap, unchanged", len(p.Objects), len(p.OverlayChanges))
 			}
 		})
+	}
+}
+
+// stepHook adds one step placed at file, after the objects named after.
+type stepHook struct {
+	file  string
+	after []manifest.ID
+}
+
+type testStep struct{}
+
+func (testStep) Name() string { return "test/step" }
+func (testStep) Run(context.Context, *component.Cluster) error {
+	return nil
+}
+
+func (stepHook) Name() string { return "test" }
+func (h stepHook) Render(context.Context, *component.Input) (*component.Output, error) {
+	return &component.Output{Steps: []component.StepSpec{{Step: testStep{}, File: h.file, After: h.after}}}, nil
+}
+
+// TestBuildPlacesSteps checks that steps are tasks of the graph at their
+// File, after their objects, and not objects: Objects and render --list
+// leave them out.
+func TestBuildPlacesSteps(t *testing.T) {
+	profileCM := manifest.ID{Kind: "ConfigMap", Namespace: "openshift-config", Name: "cluster-profile"}
+	hooks := append(DefaultHooks(), stepHook{file: "generated/0000_03_config-operator_99_zz.step", after: []manifest.ID{profileCM}})
+	p, err := Build(Options{Hooks: hooks})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var steps []string
+	for _, n := range p.Graph.Nodes {
+		for _, task := range n.Tasks {
+			if task.IsStep() {
+				var after []string
+				for _, a := range task.After {
+					after = append(after, a.Describe())
+				}
+				steps = append(steps, fmt.Sprintf("%s %s after %v", n.Label(), task.Step.Name(), after))
+			}
+		}
+	}
+	want := []string{
+		"03/config-operator test/step after [ConfigMap/openshift-config/cluster-profile]",
+		"05/config-operator ingress/default-placement after [Ingress.config.openshift.io/cluster]",
+	}
+	if diff := cmp.Diff(want, steps); diff != "" {
+		t.Errorf("steps (-want +got):\n%s", diff)
+	}
+	if len(p.Objects) != len(p.Graph.Tasks)-2 {
+		t.Errorf("%d objects for %d tasks with 2 steps", len(p.Objects), len(p.Graph.Tasks))
+	}
+	for _, m := range p.Objects {
+		if m == nil {
+			t.Fatal("a step is among the objects")
+		}
+	}
+	var list bytes.Buffer
+	if err := p.WriteList(&list); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(list.String(), ".step") || strings.Count(list.String(), "\n") != len(p.Objects) {
+		t.Errorf("render --list lists steps:\n%s", list.String())
+	}
+
+	_, err = Build(Options{Hooks: []component.Hook{stepHook{file: "generated/0000_01_x_y.step", after: []manifest.ID{profileCM}}}})
+	var soe *payload.StepOrderError
+	if !errors.As(err, &soe) {
+		t.Errorf("a step placed before its object: err = %v, want a StepOrderError", err)
 	}
 }

@@ -52,6 +52,11 @@ cluster-version operator does at install time:
    An object whose kind has no API on the server and no CRD in the payload,
    or whose namespace nothing creates, fails at once as
    "resource type missing" or "namespace missing" and stops nothing else.
+   Components' steps (what needs the cluster: a status subresource, real
+   UIDs) are tasks of the graph too, after the objects they need ('graph'
+   shows them): a step runs once, with retries on transient failures, and
+   fails as "step NAME: reason: cause"; it is not run when an object it
+   needs failed. Its writes are counted like the objects'.
 3. With --wait: every object applied is waited on until ready or --timeout:
    ClusterOperators until Available=True, Degraded not True and every version
    their manifest lists is reported with the same value (the reference
@@ -59,7 +64,12 @@ cluster-version operator does at install time:
    CustomResourceDefinitions until Established; Jobs until complete;
    Deployments only for failure conditions (a bootstrap does not wait for a
    rollout: the operator's ClusterOperator says when it works); anything else
-   by kstatus. Waiting names every object still pending and why.
+   by kstatus. Waiting names every object still pending and why. Steps that
+   write a status nothing else writes (the platform operators' aggregate
+   ClusterOperator, from the BundleDeployments) run again before every poll,
+   and their ClusterOperators are waited for at the release version. The
+   wait ends when everything is ready, or fails at --timeout naming every
+   object not ready (and the last error of a step run again, if any).
 
 Objects are applied with server-side apply (field manager payload-apply,
 conflicts forced), one request per object, after reading the live object
@@ -81,9 +91,10 @@ Progress goes to stderr: a line per run level ("N of M done (P%)"), every
 5 s the objects that have taken longer than that and what each waits for (a
 CRD, a namespace, a retry), and with --wait what is not ready yet and why;
 a progress bar when stderr is a terminal. With -o json, stdout gets one JSON
-object per line instead: "stage", "task" (file, doc, object, action, error,
-reason), "runLevel", "slow", "wait", "warning" and a final "summary" with
-the request counts.
+object per line instead: "stage", "task" (file, doc, object or step,
+action, error, reason), "runLevel", "slow", "wait", "step" (a step run again
+while waiting, when it wrote or failed), "warning" and a final "summary"
+with the changes of objects and steps and the request counts.
 
 The profile is --profile, else the "profile" key of ConfigMap
 openshift-config/cluster-profile when the cluster has it, else the default.
@@ -205,7 +216,7 @@ func (o *applyOptions) Run(parent context.Context, s IOStreams) error {
 	mgr.ExpectKinds(resourceapply.CRDKinds(objs)...)
 	mgr.ExpectNamespaces(resourceapply.Namespaces(objs)...)
 
-	prog.setTotal(len(p.Graph.Tasks))
+	prog.setTotal(len(p.Graph.Tasks), p.Graph.StepCount())
 	applyOpts := resourceapply.DefaultApplyOptions()
 	applyOpts.DryRun = o.dryRun == "server"
 	a := &clusterApplier{mgr: mgr, opts: applyOpts, changes: make([]resourceapply.Change, len(p.Graph.Tasks)),
@@ -239,11 +250,7 @@ func (o *applyOptions) Run(parent context.Context, s IOStreams) error {
 		Stage:       payload.StageCRDsAndNamespaces,
 		Isolated:    isolated,
 		Observe: func(e payload.Event) {
-			var change resourceapply.Change
-			if e.Task != nil {
-				change = a.change(e.Task)
-			}
-			prog.event(e, change)
+			prog.event(e, a.observed(e))
 		},
 	})
 	close(stopTicker)
@@ -254,28 +261,16 @@ func (o *applyOptions) Run(parent context.Context, s IOStreams) error {
 	errs := runErrs
 
 	if o.wait && !applyOpts.DryRun && ctx.Err() == nil {
-		var waitFor []*unstructured.Unstructured
-		for i, t := range p.Graph.Tasks {
-			if t.Manifest.IsDelete() {
-				continue
-			}
-			switch a.changes[i].Action {
-			case resourceapply.Created, resourceapply.Configured, resourceapply.Unchanged, resourceapply.Skipped:
-				waitFor = append(waitFor, t.Manifest.Obj)
-			}
-		}
-		werr := mgr.Wait(ctx, waitFor, resourceapply.WaitOptions{
-			Interval: time.Second,
-			Progress: func(w resourceapply.WaitProgress) { prog.wait("applied objects", w) },
-		})
-		if werr != nil {
-			errs = append(errs, werr)
-		}
+		errs = append(errs, a.wait(ctx, p)...)
 	}
 
-	changes := &resourceapply.ChangeSet{}
-	for i := range p.Graph.Tasks {
-		if a.changes[i].Action != "" {
+	changes, stepChanges := &resourceapply.ChangeSet{}, &resourceapply.ChangeSet{}
+	for i, t := range p.Graph.Tasks {
+		switch {
+		case a.changes[i].Action == "":
+		case t.IsStep():
+			stepChanges.Add(a.changes[i])
+		default:
 			changes.Add(a.changes[i])
 		}
 	}
@@ -290,9 +285,9 @@ func (o *applyOptions) Run(parent context.Context, s IOStreams) error {
 		lines = append(lines, errorLines(e)...)
 	}
 	if interrupted {
-		prog.setInterrupted(interruptReport(a.changes, a.reasons))
+		prog.setInterrupted(interruptReport(p.Graph.Tasks, a.changes, a.reasons))
 	}
-	prog.summary(len(errs) == 0 && !interrupted, time.Since(start), changes, requests.reads.Load(), requests.writes.Load(), lines)
+	prog.summary(len(errs) == 0 && !interrupted, time.Since(start), changes, stepChanges, requests.reads.Load(), requests.writes.Load(), lines)
 	if interrupted {
 		return &exitError{Code: exitInterrupted, Err: errors.Join(errs...)}
 	}
@@ -349,18 +344,20 @@ func (a *clusterApplier) graceOnInterrupt(interrupted context.Context, stop <-ch
 
 // interruptCounts is what an interrupted apply did.
 type interruptCounts struct {
-	// Applied tasks (created, configured, unchanged, deleted or skipped),
-	// Failed ones (for a reason of their own), Stopped ones (canceled in
-	// flight) and NotStarted ones, of Total.
+	// Applied objects (created, configured, unchanged, deleted or
+	// skipped), Failed ones (for a reason of their own), Stopped ones
+	// (canceled in flight) and NotStarted ones, of Total.
 	Applied, Failed, Stopped, NotStarted, Total int
-	// Summary counts the applied tasks by action ("3 created, 1
+	// Summary counts the applied objects by action ("3 created, 1
 	// unchanged").
 	Summary string
+	// StepsRun of Steps finished (whatever their outcome).
+	StepsRun, Steps int
 }
 
 // String says what was done and what was not: "120 of 604 objects
 // applied (118 created, 2 unchanged); 1 failed; 3 stopped in flight; 480
-// not started".
+// not started; 0 of 1 steps run".
 func (c interruptCounts) String() string {
 	s := fmt.Sprintf("%d of %d objects applied", c.Applied, c.Total)
 	if c.Applied > 0 {
@@ -374,15 +371,26 @@ func (c interruptCounts) String() string {
 			s += fmt.Sprintf("; %d %s", n.n, n.what)
 		}
 	}
+	if c.Steps > 0 {
+		s += fmt.Sprintf("; %d of %s run", c.StepsRun, plural(c.Steps, "step"))
+	}
 	return s
 }
 
 // interruptReport counts what an interrupted apply did, from each task's
 // change (Action "": not started) and the reason it failed, if it did.
-func interruptReport(changes []resourceapply.Change, reasons []resourceapply.Reason) interruptCounts {
-	c := interruptCounts{Total: len(changes)}
+func interruptReport(tasks []*payload.Task, changes []resourceapply.Change, reasons []resourceapply.Reason) interruptCounts {
+	var c interruptCounts
 	done := &resourceapply.ChangeSet{}
 	for i, ch := range changes {
+		if tasks[i].IsStep() {
+			c.Steps++
+			if ch.Action != "" {
+				c.StepsRun++
+			}
+			continue
+		}
+		c.Total++
 		switch {
 		case ch.Action == "":
 			c.NotStarted++
@@ -501,17 +509,28 @@ func (a *clusterApplier) slow(now time.Time, d time.Duration) []resourceapply.Pe
 	sort.Slice(fs, func(i, j int) bool { return fs[i].start.Before(fs[j].start) })
 	out := make([]resourceapply.Pending, len(fs))
 	for i, f := range fs {
-		out[i] = resourceapply.Pending{Object: f.task.Manifest.ID(),
-			Message: fmt.Sprintf("%s (%s)", f.why, now.Sub(f.start).Round(time.Second))}
+		id := manifest.ID{Kind: "step", Name: f.task.Describe()}
+		if f.task.Manifest != nil {
+			id = f.task.Manifest.ID()
+		}
+		out[i] = resourceapply.Pending{Object: id, Message: fmt.Sprintf("%s (%s)", f.why, now.Sub(f.start).Round(time.Second))}
 	}
 	return out
 }
 
 var _ payload.Applier = &clusterApplier{}
 
-// Apply applies one object; a Job is then waited on until complete, since
-// it is a barrier.
+// Apply applies one object (a Job is then waited on until complete, since
+// it is a barrier), or runs one step.
 func (a *clusterApplier) Apply(ctx context.Context, t *payload.Task) error {
+	if a.work != nil {
+		// Not ctx: an interrupt stops new tasks, not this one (see
+		// graceOnInterrupt).
+		ctx = a.work
+	}
+	if t.IsStep() {
+		return a.runStep(ctx, t)
+	}
 	m := t.Manifest
 	f := &flight{task: t, start: time.Now(), why: "applying"}
 	a.mu.Lock()
@@ -527,11 +546,6 @@ func (a *clusterApplier) Apply(ctx context.Context, t *payload.Task) error {
 		a.mu.Lock()
 		f.why = why
 		a.mu.Unlock()
-	}
-	if a.work != nil {
-		// Not ctx: an interrupt stops new tasks, not this one (see
-		// graceOnInterrupt).
-		ctx = a.work
 	}
 	change, err := a.mgr.Apply(ctx, m.Obj, opts)
 	if err == nil && payload.IsJob(m) && !a.opts.DryRun && change.Action != resourceapply.Deleted {
@@ -556,6 +570,21 @@ func (a *clusterApplier) Apply(ctx context.Context, t *payload.Task) error {
 	return err
 }
 
+// observed returns what the task of an event did. A task that ended with
+// an error without being run (a step after an object that failed) is
+// recorded as failed, so that the summary counts it.
+func (a *clusterApplier) observed(e payload.Event) resourceapply.Change {
+	if e.Task == nil {
+		return resourceapply.Change{}
+	}
+	change := a.change(e.Task)
+	if e.Type == payload.EventTaskDone && e.Err != nil && change.Action == "" {
+		change = resourceapply.Change{Action: resourceapply.Failed}
+		a.setChange(e.Task, change)
+	}
+	return change
+}
+
 func (a *clusterApplier) change(t *payload.Task) resourceapply.Change {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -563,8 +592,5 @@ func (a *clusterApplier) change(t *payload.Task) resourceapply.Change {
 }
 
 func levelOf(t *payload.Task) string {
-	if l, _, ok := payload.ParseFileName(t.Manifest.OriginalFilename); ok {
-		return levelName(l)
-	}
-	return "unordered"
+	return levelName(t.RunLevel())
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/payload-apply/payload-apply/lib/manifest"
 	"github.com/payload-apply/payload-apply/lib/resourceapply"
@@ -72,22 +73,83 @@ func progressRun(t *testing.T, p *progress) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := payload.NewTaskGraph([]*manifest.Manifest{&ms[0], &ms[1]})
-	p.setTotal(len(g.Tasks))
+	g, err := payload.NewTaskGraphWithSteps([]*manifest.Manifest{&ms[0], &ms[1]},
+		[]payload.StepPlacement{{Step: namedStep("x/status"), File: "generated/0000_50_x_02.step", After: []manifest.ID{ms[0].ID()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.setTotal(len(g.Tasks), 1)
 	p.HandleWarningHeader(299, "", "deprecated field")
 	p.HandleWarningHeader(299, "", "deprecated field")
 	p.event(payload.Event{Type: payload.EventStageStarted, Total: 1}, resourceapply.Change{})
-	p.event(payload.Event{Type: payload.EventTaskDone, Task: g.Tasks[0], Staged: true, Done: 1, Total: 2},
+	p.event(payload.Event{Type: payload.EventTaskDone, Task: g.Tasks[0], Staged: true, Done: 1, Total: 3},
 		resourceapply.Change{Object: ms[0].ID(), Action: resourceapply.Created})
 	p.event(payload.Event{Type: payload.EventStageDone, Total: 1}, resourceapply.Change{})
-	p.event(payload.Event{Type: payload.EventTaskDone, Task: g.Tasks[1], Done: 2, Total: 2,
+	p.event(payload.Event{Type: payload.EventTaskDone, Task: g.Tasks[1], Done: 2, Total: 3,
 		Err: &resourceapply.ApplyError{Object: ms[1].ID(), Verb: "apply", Reason: resourceapply.ReasonInvalid, Err: errors.New("bad")}},
 		resourceapply.Change{Object: ms[1].ID(), Action: resourceapply.Failed})
-	p.event(payload.Event{Type: payload.EventRunLevelDone, RunLevel: 50, Level: payload.LevelCount{Tasks: 2, Applied: 1, Failed: 1}, Done: 2, Total: 2}, resourceapply.Change{})
+	p.event(payload.Event{Type: payload.EventTaskDone, Task: g.Tasks[2], Done: 3, Total: 3},
+		resourceapply.Change{Action: resourceapply.Configured, Message: "1 write"})
+	p.event(payload.Event{Type: payload.EventRunLevelDone, RunLevel: 50, Level: payload.LevelCount{Tasks: 3, Applied: 2, Failed: 1, Steps: 1}, Done: 3, Total: 3}, resourceapply.Change{})
+	p.rerun("x/status", resourceapply.StepResult{Step: "x/status", Action: resourceapply.Unchanged}, nil, nil)
+	p.rerun("x/status", resourceapply.StepResult{Step: "x/status", Action: resourceapply.Configured, Writes: 2}, nil, nil)
 	p.wait("applied objects", resourceapply.WaitProgress{Ready: 0, Total: 1, Pending: []resourceapply.Pending{{Object: ms[0].ID(), Message: "Terminating"}}})
-	cs := &resourceapply.ChangeSet{}
+	cs, steps := &resourceapply.ChangeSet{}, &resourceapply.ChangeSet{}
 	cs.Add(resourceapply.Change{Action: resourceapply.Created}, resourceapply.Change{Action: resourceapply.Failed})
-	p.summary(false, 1500*time.Millisecond, cs, 3, 2, []string{"ConfigMap/ns/c: apply: invalid: bad"})
+	steps.Add(resourceapply.Change{Action: resourceapply.Configured})
+	p.summary(false, 1500*time.Millisecond, cs, steps, 3, 2, []string{"ConfigMap/ns/c: apply: invalid: bad"})
+}
+
+// namedStep is a payload.Step for tests.
+type namedStep string
+
+func (s namedStep) Name() string { return string(s) }
+
+func TestDryRunMissing(t *testing.T) {
+	ms, err := manifest.Parse("0000_05_x_01.yaml", []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: ns}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b, namespace: ns}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := payload.NewTaskGraphWithSteps([]*manifest.Manifest{&ms[0], &ms[1]},
+		[]payload.StepPlacement{{Step: namedStep("x/s"), File: "generated/0000_05_x_02.step", After: []manifest.ID{ms[0].ID(), ms[1].ID()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		a, b resourceapply.Change
+		want string
+	}{
+		{"both exist", resourceapply.Change{Action: resourceapply.Unchanged, DryRun: true}, resourceapply.Change{Action: resourceapply.Configured, DryRun: true}, ""},
+		{"create-only exists", resourceapply.Change{Action: resourceapply.Skipped, Message: "create-only: exists", DryRun: true}, resourceapply.Change{Action: resourceapply.Unchanged, DryRun: true}, ""},
+		{"one would be created", resourceapply.Change{Action: resourceapply.Unchanged, DryRun: true}, resourceapply.Change{Action: resourceapply.Created, DryRun: true},
+			"dry run: it runs after ConfigMap/ns/b, which this apply would create"},
+		{"one's namespace would be created", resourceapply.Change{Action: resourceapply.Skipped, Message: "dry run: namespace ns would be created by this apply", DryRun: true}, resourceapply.Change{},
+			"dry run: it runs after ConfigMap/ns/a, which this apply would create"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := &clusterApplier{changes: []resourceapply.Change{tc.a, tc.b, {}}}
+			if got := a.dryRunMissing(g.Tasks[2]); got != tc.want {
+				t.Errorf("dryRunMissing = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestWithReleaseVersion(t *testing.T) {
+	ms, err := manifest.Parse("co.yaml", []byte("apiVersion: config.openshift.io/v1\nkind: ClusterOperator\nmetadata: {name: x}\nstatus:\n  versions:\n  - {name: operator, version: 0.0.1-snapshot}\n  - {name: operand, version: 1.2.3}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := withReleaseVersion(ms[0].Obj, "4.22.0")
+	versions, _, _ := unstructured.NestedSlice(got.Object, "status", "versions")
+	want := []any{map[string]any{"name": "operator", "version": "4.22.0"}, map[string]any{"name": "operand", "version": "1.2.3"}}
+	if diff := cmp.Diff(want, versions); diff != "" {
+		t.Errorf("versions (-want +got):\n%s", diff)
+	}
+	if orig, _, _ := unstructured.NestedSlice(ms[0].Obj.Object, "status", "versions"); orig[0].(map[string]any)["version"] != "0.0.1-snapshot" {
+		t.Error("the manifest was changed")
+	}
 }
 
 func TestProgressText(t *testing.T) {
@@ -96,11 +158,13 @@ func TestProgressText(t *testing.T) {
 	progressRun(t, p)
 	want := `warning: deprecated field
 stage: 1 CustomResourceDefinitions and Namespaces first
-stage: done, 1 of 2 done (50%)
-run level 50: 2 objects, 1 failed; 2 of 2 done (100%)
+stage: done, 1 of 3 done (33%)
+step x/status: configured (1 write)
+run level 50: 2 objects, 1 step, 1 failed; 3 of 3 done (100%)
+step x/status (run again while waiting): configured (2 writes)
 wait: applied objects: 0 of 1 ready; waiting for
   Namespace/ns: Terminating
-applied 1 of 2 objects in 1.5s: 1 created, 1 failed; 5 requests (2 writes)
+applied 1 of 2 objects and ran 1 of 1 step in 1.5s: 1 created, 1 failed; steps: 1 configured; 5 requests (2 writes)
 `
 	if diff := cmp.Diff(want, errOut.String()); diff != "" {
 		t.Errorf("stderr (-want +got):\n%s", diff)
@@ -128,14 +192,18 @@ func TestProgressJSON(t *testing.T) {
 		{"event": "warning", "message": "deprecated field"},
 		{"event": "stage", "message": "started", "total": 1.0},
 		{"event": "task", "index": 1.0, "file": "release-manifests/0000_50_x_01.yaml", "doc": 0.0, "apiVersion": "v1", "kind": "Namespace",
-			"name": "ns", "staged": true, "action": "Created", "runLevel": 50.0, "done": 1.0, "total": 2.0},
+			"name": "ns", "staged": true, "action": "Created", "runLevel": 50.0, "done": 1.0, "total": 3.0},
 		{"event": "stage", "message": "done", "total": 1.0, "done": 1.0},
 		{"event": "task", "index": 2.0, "file": "release-manifests/0000_50_x_01.yaml", "doc": 1.0, "apiVersion": "v1", "kind": "ConfigMap",
 			"namespace": "ns", "name": "c", "action": "Failed", "reason": "Invalid", "error": "ConfigMap/ns/c: apply: invalid: bad",
-			"runLevel": 50.0, "done": 2.0, "total": 2.0},
-		{"event": "runLevel", "runLevel": 50.0, "tasks": 2.0, "applied": 1.0, "failed": 1.0, "done": 2.0, "total": 2.0},
+			"runLevel": 50.0, "done": 2.0, "total": 3.0},
+		{"event": "task", "index": 3.0, "file": "generated/0000_50_x_02.step", "step": "x/status", "action": "Configured", "message": "1 write",
+			"runLevel": 50.0, "done": 3.0, "total": 3.0},
+		{"event": "runLevel", "runLevel": 50.0, "tasks": 3.0, "steps": 1.0, "applied": 2.0, "failed": 1.0, "done": 3.0, "total": 3.0},
+		{"event": "step", "step": "x/status", "action": "Configured", "message": "run again while waiting: 2 writes"},
 		{"event": "wait", "message": "applied objects", "ready": 0.0, "total": 1.0, "pending": []any{map[string]any{"object": "Namespace/ns", "message": "Terminating"}}},
-		{"event": "summary", "success": false, "duration": "1.5s", "changes": map[string]any{"Created": 1.0, "Failed": 1.0}, "done": 2.0, "total": 2.0,
+		{"event": "summary", "success": false, "duration": "1.5s", "changes": map[string]any{"Created": 1.0, "Failed": 1.0},
+			"stepChanges": map[string]any{"Configured": 1.0}, "done": 3.0, "total": 3.0,
 			"requests": map[string]any{"reads": 3.0, "writes": 2.0}, "errors": []any{"ConfigMap/ns/c: apply: invalid: bad"}},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -182,15 +250,23 @@ func TestInterruptReport(t *testing.T) {
 	changes := []resourceapply.Change{ch(resourceapply.Created), ch(resourceapply.Created), ch(resourceapply.Unchanged),
 		ch(resourceapply.Failed), ch(resourceapply.Failed), {}, {}, {}}
 	reasons := []resourceapply.Reason{"", "", "", resourceapply.ReasonInvalid, resourceapply.ReasonCanceled, "", "", ""}
-	c := interruptReport(changes, reasons)
-	want := interruptCounts{Applied: 3, Failed: 1, Stopped: 1, NotStarted: 3, Total: 8, Summary: "2 created, 1 unchanged"}
+	var tasks []*payload.Task
+	for range changes {
+		tasks = append(tasks, &payload.Task{})
+	}
+	// Two steps: one ran, one did not.
+	tasks = append(tasks, &payload.Task{Step: namedStep("x/ran")}, &payload.Task{Step: namedStep("x/not-run")})
+	changes = append(changes, ch(resourceapply.Configured), resourceapply.Change{})
+	reasons = append(reasons, "", "")
+	c := interruptReport(tasks, changes, reasons)
+	want := interruptCounts{Applied: 3, Failed: 1, Stopped: 1, NotStarted: 3, Total: 8, Summary: "2 created, 1 unchanged", StepsRun: 1, Steps: 2}
 	if diff := cmp.Diff(want, c); diff != "" {
 		t.Errorf("counts (-want +got):\n%s", diff)
 	}
-	if got, want := c.String(), "3 of 8 objects applied (2 created, 1 unchanged); 1 failed; 1 stopped in flight; 3 not started"; got != want {
+	if got, want := c.String(), "3 of 8 objects applied (2 created, 1 unchanged); 1 failed; 1 stopped in flight; 3 not started; 1 of 2 steps run"; got != want {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
-	if got, want := interruptReport(make([]resourceapply.Change, 2), make([]resourceapply.Reason, 2)).String(), "0 of 2 objects applied; 2 not started"; got != want {
+	if got, want := interruptReport(tasks[:2], make([]resourceapply.Change, 2), make([]resourceapply.Reason, 2)).String(), "0 of 2 objects applied; 2 not started"; got != want {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
 }
@@ -222,11 +298,11 @@ func TestProgressInterrupted(t *testing.T) {
 	for _, jsonOut := range []bool{false, true} {
 		var out, errOut bytes.Buffer
 		p := newProgress(IOStreams{Out: &out, ErrOut: &errOut}, jsonOut)
-		p.setTotal(8)
+		p.setTotal(8, 0)
 		p.interrupting(2, 10*time.Second)
 		p.setInterrupted(interruptCounts{Applied: 3, Stopped: 1, NotStarted: 4, Total: 8, Summary: "3 created"})
 		cs := &resourceapply.ChangeSet{}
-		p.summary(false, time.Second, cs, 1, 1, nil)
+		p.summary(false, time.Second, cs, &resourceapply.ChangeSet{}, 1, 1, nil)
 		for _, want := range []string{
 			"interrupted: starting nothing new; waiting up to 10s for 2 objects in flight (interrupt again to stop now)\n",
 			"interrupted: 3 of 8 objects applied (3 created); 1 stopped in flight; 4 not started; run the same command again to finish\n",
@@ -362,5 +438,35 @@ func TestInterruptedEarly(t *testing.T) {
 	var ee *exitError
 	if got := interruptedEarly(ctx, err); !errors.As(got, &ee) || ee.Code != exitInterrupted || ee.Error() != "interrupted before anything was applied" {
 		t.Errorf("interrupted: %v", got)
+	}
+}
+
+func TestObservedStepNotRun(t *testing.T) {
+	ms, err := manifest.Parse("0000_05_x_01.yaml", []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: ns}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := payload.NewTaskGraphWithSteps([]*manifest.Manifest{&ms[0]},
+		[]payload.StepPlacement{{Step: namedStep("x/s"), File: "generated/0000_05_x_02.step", After: []manifest.ID{ms[0].ID()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &clusterApplier{changes: []resourceapply.Change{{Action: resourceapply.Failed}, {}}}
+	notRun := &payload.AfterFailedError{Step: g.Tasks[1], Failed: g.Tasks[0]}
+	for _, tc := range []struct {
+		name string
+		e    payload.Event
+		want resourceapply.Action
+	}{
+		{"no task", payload.Event{Type: payload.EventStageStarted}, ""},
+		{"object applied before", payload.Event{Type: payload.EventTaskDone, Task: g.Tasks[0], Err: errors.New("bad")}, resourceapply.Failed},
+		{"step not run", payload.Event{Type: payload.EventTaskDone, Task: g.Tasks[1], Err: notRun}, resourceapply.Failed},
+	} {
+		if got := a.observed(tc.e).Action; got != tc.want {
+			t.Errorf("%s: action %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	if got := a.changes[1].Action; got != resourceapply.Failed {
+		t.Errorf("the step's change is %q, want it recorded as Failed", got)
 	}
 }

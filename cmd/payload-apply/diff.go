@@ -2,11 +2,21 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
 	"os"
+	"runtime/debug"
+	"sync"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 
 	"github.com/payload-apply/payload-apply/lib/diff"
+	"github.com/payload-apply/payload-apply/lib/resourceapply"
 	"github.com/payload-apply/payload-apply/payload"
 	"github.com/payload-apply/payload-apply/plan"
 )
@@ -14,32 +24,70 @@ import (
 func diffCommand() *command {
 	return &command{
 		name:  "diff",
-		short: "Show what another profile, feature set or payload would change",
-		usage: "(--against-profile P | --against-feature-set S | --against-payload DIR)... [--summary | -o json] [selection flags]",
-		long: `Renders two selections offline and compares them object by object: the one
-the selection flags describe ("a") and the same with the --against-* flags
-applied ("b"). Objects only in b are to create, only in a to delete, in both
-but different to change; each gets a unified diff with headers
-a/<group>/<Kind>/<namespace>/<name> and b/... ("core" for the legacy group,
-no namespace for cluster-scoped objects), grouped under "# RUNLEVEL/component"
+		short: "Show what another profile, feature set or payload would change, or what apply would change on a cluster",
+		usage: "(--kubeconfig K [--parallelism N] | --against-profile P | --against-feature-set S | --against-payload DIR)... [--summary | -o json] [selection flags]",
+		long: `Compares two sets of objects object by object and prints a unified diff per
+object to create, change or delete, with headers a/<group>/<Kind>/<namespace>/<name>
+and b/... ("core" for the legacy group, no namespace for cluster-scoped
+objects; /dev/null for the missing side), grouped under "# RUNLEVEL/component"
 lines, then a summary: N to create, M to change, K to delete, U unchanged.
+
+Offline, with --against-profile, --against-feature-set or --against-payload:
+the selection the selection flags describe ("a") against the same with the
+--against-* flags applied ("b"). Objects only in b are to create, only in a
+to delete. Status is kept: payload manifests such as ClusterOperators carry
+the versions to wait for.
+
+Live, with --kubeconfig (or any other cluster flag: --context, --server, ...):
+what 'payload-apply apply' would change on the cluster, with the same flags.
+Every object of the plan is read (--parallelism requests at once): several
+objects of one resource by one LIST (across namespaces when they span
+several), bounded to a few times the objects wanted, else one GET each;
+Secrets are always read one by one, so no other Secret is ever read. The
+object apply would leave is then computed without writing anything:
+  - an object apply would not touch (the live object already has every field
+    the payload sets, the test apply itself uses) is unchanged: one read,
+    no dry run;
+  - an object that differs is sent as a server-side dry-run apply (field
+    manager payload-apply, conflicts forced) and the result is compared with
+    the live object; a missing object as a dry-run create;
+  - release.openshift.io/create-only objects and ClusterOperators that exist
+    are unchanged (apply creates them once and never updates them);
+  - release.openshift.io/delete objects that exist are shown as deletions,
+    and those already gone not at all;
+  - an object whose kind has no API on the server yet, or whose namespace
+    does not exist yet, but which the plan creates (its
+    CustomResourceDefinition or Namespace is in the plan) is shown as to
+    create, as the payload gives it: no dry run can run without them, so
+    defaults the server would add are missing;
+  - an object whose kind or namespace nothing creates, or that the server
+    rejects, is an error (printed on stderr with FILE#DOC; the other objects
+    are still compared).
+Status is dropped on this side. The profile is --profile, else the "profile"
+key of ConfigMap openshift-config/cluster-profile on the cluster, else the
+default, as apply chooses it.
 
 Fields only a server sets (managedFields, resourceVersion, uid, generation,
 creationTimestamp) are dropped and Secret data is always masked ("***",
-"*** (before)"/"*** (after)" when a value changes). Offline, status is kept:
-payload manifests such as ClusterOperators carry the versions to wait for.
+"*** (before)"/"*** (after)" when a value changes); requests about Secrets
+are never logged with their bodies, whatever -v says.
 Colour is used only when stdout is a terminal (and NO_COLOR is unset).
 
+A cluster that cannot be reached, or that refuses the credentials, fails at
+once with one error; reads the user may not do fail object by object.
+
 Exit codes: 0 no differences, 1 differences, 2 error (including usage
-errors), as kubectl diff.`,
+errors, and objects that could not be compared), as kubectl diff.`,
 		flags: func(fs *pflag.FlagSet) runner {
 			o := &diffOptions{}
-			o.selection.addFlags(fs)
-			fs.StringVar(&o.againstProfile, "against-profile", "", "compare with this profile")
-			fs.StringVar(&o.againstFeatureSet, "against-feature-set", "", "compare with this feature set")
-			fs.StringVar(&o.againstPayload, "against-payload", "", "compare with this payload directory")
+			fs.StringVar(&o.againstProfile, "against-profile", "", "compare with this profile (offline)")
+			fs.StringVar(&o.againstFeatureSet, "against-feature-set", "", "compare with this feature set (offline)")
+			fs.StringVar(&o.againstPayload, "against-payload", "", "compare with this payload directory (offline)")
 			fs.BoolVar(&o.summary, "summary", false, "print only the summary line")
 			fs.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
+			fs.IntVar(&o.parallelism, "parallelism", resourceapply.DefaultDiffOptions().Parallelism, "objects read and dry-run at once (live)")
+			o.kube.addFlags(fs)
+			o.selection.addFlags(fs)
 			return o
 		},
 	}
@@ -47,12 +95,16 @@ errors), as kubectl diff.`,
 
 type diffOptions struct {
 	selection         selectionFlags
+	kube              kubeFlags
+	parallelism       int
 	againstProfile    string
 	againstFeatureSet string
 	againstPayload    string
 	summary           bool
 	output            string
 
+	// live is set when a cluster flag was given: compare with the cluster.
+	live bool
 	a, b plan.Options
 }
 
@@ -79,9 +131,29 @@ func (o *diffOptions) Complete(ctx context.Context, args []string, s IOStreams) 
 	return nil
 }
 
+// against returns the --against-* flags set on the command line.
+func (o *diffOptions) against() []string {
+	var out []string
+	for _, name := range []string{"against-profile", "against-feature-set", "against-payload"} {
+		if o.selection.fs.Changed(name) {
+			out = append(out, "--"+name)
+		}
+	}
+	return out
+}
+
 func (o *diffOptions) Validate() error {
-	if o.againstProfile == "" && o.againstFeatureSet == "" && o.againstPayload == "" {
-		return usageErrorf("say what to compare with: --against-profile, --against-feature-set or --against-payload")
+	cluster, against := o.kube.given(), o.against()
+	switch {
+	case len(cluster) > 0 && len(against) > 0:
+		return usageErrorf("%s and %s exclude each other: compare with a cluster or offline", cluster[0], against[0])
+	case len(cluster) == 0 && len(against) == 0:
+		return usageErrorf("say what to compare with: --kubeconfig for a cluster, or --against-profile, --against-feature-set or --against-payload")
+	case len(cluster) == 0 && o.selection.fs.Changed("parallelism"):
+		return usageErrorf("--parallelism is for diff with a cluster (--kubeconfig)")
+	}
+	if o.parallelism < 1 {
+		return usageErrorf("--parallelism %d: want at least 1", o.parallelism)
 	}
 	if o.output != "text" && o.output != "json" {
 		return usageErrorf("--output %q: want text or json", o.output)
@@ -89,10 +161,14 @@ func (o *diffOptions) Validate() error {
 	if o.summary && o.output == "json" {
 		return usageErrorf("--summary and -o json exclude each other (the JSON has the summary)")
 	}
-	return nil
+	o.live = len(cluster) > 0
+	return o.kube.validate()
 }
 
 func (o *diffOptions) Run(ctx context.Context, s IOStreams) error {
+	if o.live {
+		return o.runLive(ctx, s)
+	}
 	fail := func(err error) error { return &exitError{Code: exitUsage, Err: err} }
 	a, err := plan.Build(o.a)
 	if err != nil {
@@ -110,6 +186,13 @@ func (o *diffOptions) Run(ctx context.Context, s IOStreams) error {
 	if err != nil {
 		return fail(err)
 	}
+	return o.write(s, r, nil)
+}
+
+// write prints r as the flags ask and returns the exit: 2 with the
+// failures when there are any, else 1 when r has differences.
+func (o *diffOptions) write(s IOStreams, r *diff.Result, failures []error) error {
+	var err error
 	switch {
 	case o.summary:
 		err = r.WriteSummary(s.Out)
@@ -118,11 +201,107 @@ func (o *diffOptions) Run(ctx context.Context, s IOStreams) error {
 	default:
 		err = r.WriteText(s.Out, useColor(s))
 	}
+	switch {
+	case err != nil:
+		return &exitError{Code: exitUsage, Err: err}
+	case len(failures) > 0:
+		return &exitError{Code: exitUsage, Err: errors.Join(failures...)}
+	case r.Summary().Differs():
+		return &exitError{Code: exitFail}
+	}
+	return nil
+}
+
+// liveGCPercent is the garbage collector's target for a live diff unless
+// GOGC is set: a live diff is one selection of one payload, waited on by a
+// person, so it trades memory for time, unlike the commands that may load
+// many payloads (gcPercent). On the real payload: 30% less CPU than at 50,
+// peak RSS 120 -> 175 MB (docs/benchmarks.md, "Live diff (issue 5)").
+// liveMemoryLimit keeps a very large payload from growing the heap to
+// three times what is live: from there the collector runs as often as it
+// must.
+const (
+	liveGCPercent   = 200
+	liveMemoryLimit = 1 << 30
+)
+
+// runLive compares the cluster with what apply would make of it.
+func (o *diffOptions) runLive(ctx context.Context, s IOStreams) error {
+	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
+		defer debug.SetGCPercent(debug.SetGCPercent(liveGCPercent))
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(liveMemoryLimit))
+	}
+	fail := func(err error) error { return &exitError{Code: exitUsage, Err: err} }
+	logger := klog.FromContext(ctx)
+	cfg, err := o.kube.restConfig()
 	if err != nil {
 		return fail(err)
 	}
-	if r.Summary().Differs() {
-		return &exitError{Code: exitFail}
+	cfg.WarningHandler = &warnOnce{w: s.ErrOut, seen: map[string]bool{}}
+	var requests requestCounter
+	requests.wrap(cfg)
+	mgr, err := resourceapply.NewManager(cfg, resourceapply.Options{})
+	if err != nil {
+		return fail(err)
+	}
+	if err := reachable(cfg); err != nil {
+		return fail(err)
+	}
+	if err := resolveClusterProfile(ctx, mgr, &o.a, o.selection.fs.Changed("profile")); err != nil {
+		return fail(err)
+	}
+	p, err := plan.BuildContext(ctx, o.a)
+	if err != nil {
+		return fail(err)
+	}
+	logPlan(ctx, p)
+	objs := make([]*unstructured.Unstructured, len(p.Objects))
+	for i, m := range p.Objects {
+		objs[i] = m.Obj
+	}
+	opts := resourceapply.DefaultDiffOptions()
+	opts.Parallelism = o.parallelism
+	previews, _ := mgr.DiffAll(ctx, objs, opts)
+	placed := diffObjects(p)
+	var live, merged []diff.Object
+	var failures []error
+	for i, pv := range previews {
+		m := p.Objects[i]
+		if pv.Err != nil {
+			failures = append(failures, fmt.Errorf("%s: %w", m.Position(), pv.Err))
+			logger.V(2).Info("Failed", "object", m.ID().String(), "file", m.Position(), "reason", resourceapply.ReasonOf(pv.Err), "err", pv.Err)
+			continue
+		}
+		logger.V(2).Info(string(pv.Action), "object", m.ID().String(), "file", m.Position(), "asGiven", pv.AsGiven, "message", pv.Message)
+		if pv.Live != nil {
+			o := placed[i]
+			o.Obj = pv.Live
+			live = append(live, o)
+		}
+		if pv.Merged != nil {
+			o := placed[i]
+			o.Obj = pv.Merged
+			merged = append(merged, o)
+		}
+	}
+	logger.V(1).Info("Requests", "reads", requests.reads.Load(), "writes", requests.writes.Load())
+	r, err := diff.Compare(live, merged, diff.Options{})
+	if err != nil {
+		return fail(err)
+	}
+	return o.write(s, r, failures)
+}
+
+// reachable asks the server for its version, once, so that a cluster that
+// cannot be reached or does not accept the credentials fails at once with
+// one message, instead of every object retrying and failing on its own.
+func reachable(cfg *rest.Config) error {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	if _, err := dc.ServerVersion(); err != nil {
+		return fmt.Errorf("cannot reach the cluster at %s: %w", cfg.Host, err)
 	}
 	return nil
 }
@@ -149,4 +328,26 @@ func useColor(s IOStreams) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// warnOnce prints each distinct warning of the API server once on stderr
+// (client-go's rest.WarningHandler): dry runs meet the same deprecation
+// many times.
+type warnOnce struct {
+	mu   sync.Mutex
+	w    io.Writer
+	seen map[string]bool
+}
+
+func (h *warnOnce) HandleWarningHeader(code int, agent string, text string) {
+	if code != 299 || text == "" {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.seen[text] {
+		return
+	}
+	h.seen[text] = true
+	fmt.Fprintf(h.w, "warning: %s\n", text)
 }

@@ -40,9 +40,22 @@ const defaultRequestTimeout = "30s"
 type kubeFlags struct {
 	rules     *clientcmd.ClientConfigLoadingRules
 	overrides *clientcmd.ConfigOverrides
+
+	fs    *pflag.FlagSet
+	names map[string]bool // the flags addFlags bound
 }
 
 func (k *kubeFlags) addFlags(fs *pflag.FlagSet) {
+	before := map[string]bool{}
+	fs.VisitAll(func(f *pflag.Flag) { before[f.Name] = true })
+	defer func() {
+		k.fs, k.names = fs, map[string]bool{}
+		fs.VisitAll(func(f *pflag.Flag) {
+			if !before[f.Name] {
+				k.names[f.Name] = true
+			}
+		})
+	}()
 	k.rules = clientcmd.NewDefaultClientConfigLoadingRules()
 	k.overrides = &clientcmd.ConfigOverrides{}
 	fs.StringVar(&k.rules.ExplicitPath, clientcmd.RecommendedConfigPathFlag, "", "path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)")
@@ -57,6 +70,18 @@ func (k *kubeFlags) addFlags(fs *pflag.FlagSet) {
 	for _, hidden := range []string{"username", "password"} {
 		_ = fs.MarkHidden(hidden)
 	}
+}
+
+// given returns the kubeconfig flags set on the command line, as
+// "--name", in the order the flag set sorts them.
+func (k *kubeFlags) given() []string {
+	var out []string
+	k.fs.Visit(func(f *pflag.Flag) {
+		if k.names[f.Name] {
+			out = append(out, "--"+f.Name)
+		}
+	})
+	return out
 }
 
 // validate checks that a kubeconfig named on the command line exists.

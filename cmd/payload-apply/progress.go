@@ -25,7 +25,8 @@ type progress struct {
 	tty    bool
 	now    func() time.Time
 
-	total    int
+	total    int // tasks: objects and steps
+	steps    int // steps among them
 	done     int
 	level    string // run level being applied, for the bar
 	barShown bool
@@ -67,6 +68,7 @@ type jsonEvent struct {
 	Kind       string `json:"kind,omitempty"`
 	Namespace  string `json:"namespace,omitempty"`
 	Name       string `json:"name,omitempty"`
+	Step       string `json:"step,omitempty"`
 	Staged     bool   `json:"staged,omitempty"`
 	Action     string `json:"action,omitempty"`
 	Message    string `json:"message,omitempty"`
@@ -76,6 +78,7 @@ type jsonEvent struct {
 	// runLevel
 	RunLevel *int `json:"runLevel,omitempty"`
 	Tasks    int  `json:"tasks,omitempty"`
+	Steps    int  `json:"steps,omitempty"`
 	Applied  *int `json:"applied,omitempty"`
 	Failed   *int `json:"failed,omitempty"`
 
@@ -96,6 +99,8 @@ type jsonEvent struct {
 	NotStarted  *int           `json:"notStarted,omitempty"`
 	Duration    string         `json:"duration,omitempty"`
 	Changes     map[string]int `json:"changes,omitempty"`
+	// StepChanges counts the steps' outcomes by action.
+	StepChanges map[string]int `json:"stepChanges,omitempty"`
 	Requests    *jsonRequests  `json:"requests,omitempty"`
 	Errors      []string       `json:"errors,omitempty"`
 }
@@ -112,10 +117,11 @@ type jsonRequests struct {
 
 func intp(i int) *int { return &i }
 
-// setTotal sets the number of tasks, once the plan is known.
-func (p *progress) setTotal(total int) {
+// setTotal sets the number of tasks and how many of them are steps, once
+// the plan is known.
+func (p *progress) setTotal(total, steps int) {
 	p.mu.Lock()
-	p.total = total
+	p.total, p.steps = total, steps
 	p.mu.Unlock()
 }
 
@@ -203,8 +209,12 @@ func (p *progress) event(e payload.Event, change resourceapply.Change) {
 		p.line("stage: done, %d of %d done (%d%%)", p.done, p.total, percent(p.done, p.total))
 	case payload.EventTaskDone:
 		p.done = e.Done
-		if l, _, ok := payload.ParseFileName(e.Task.Manifest.OriginalFilename); ok && !e.Staged {
+		if l := e.Task.RunLevel(); l != payload.NoRunLevel && !e.Staged {
 			p.level = "run level " + levelName(l)
+		}
+		if e.Task.IsStep() {
+			p.stepDone(e, change)
+			return
 		}
 		if p.json != nil {
 			m := e.Task.Manifest
@@ -225,19 +235,85 @@ func (p *progress) event(e payload.Event, change resourceapply.Change) {
 		p.drawBar(false)
 	case payload.EventRunLevelDone:
 		if p.json != nil {
-			p.emit(jsonEvent{Event: "runLevel", RunLevel: intp(e.RunLevel), Tasks: e.Level.Tasks, Applied: intp(e.Level.Applied),
+			p.emit(jsonEvent{Event: "runLevel", RunLevel: intp(e.RunLevel), Tasks: e.Level.Tasks, Steps: e.Level.Steps, Applied: intp(e.Level.Applied),
 				Failed: intp(e.Level.Failed), Done: intp(e.Done), Total: e.Total})
 			return
 		}
 		extra := ""
+		if e.Level.Steps > 0 {
+			extra += ", " + plural(e.Level.Steps, "step")
+		}
 		if e.Level.Failed > 0 {
 			extra += fmt.Sprintf(", %d failed", e.Level.Failed)
 		}
 		if n := e.Level.Tasks - e.Level.Applied - e.Level.Failed; n > 0 {
 			extra += fmt.Sprintf(", %d not run", n)
 		}
-		p.line("run level %s: %d objects%s; %d of %d done (%d%%)", levelName(e.RunLevel), e.Level.Tasks, extra, e.Done, e.Total, percent(e.Done, e.Total))
+		p.line("run level %s: %d objects%s; %d of %d done (%d%%)", levelName(e.RunLevel), e.Level.Tasks-e.Level.Steps, extra, e.Done, e.Total, percent(e.Done, e.Total))
 	}
+}
+
+// stepDone reports a step of the graph: a "task" event naming the step,
+// or a line for people (steps are few, and what they did is news).
+func (p *progress) stepDone(e payload.Event, change resourceapply.Change) {
+	t := e.Task
+	if p.json != nil {
+		je := jsonEvent{Event: "task", Index: t.Index, File: t.StepFile, Step: t.Step.Name(), Action: string(change.Action),
+			Message: change.Message, Done: intp(e.Done), Total: e.Total}
+		if l := t.RunLevel(); l != payload.NoRunLevel {
+			je.RunLevel = intp(l)
+		}
+		if e.Err != nil {
+			je.Action = string(resourceapply.Failed)
+			je.Error = e.Err.Error()
+			je.Reason = string(resourceapply.ReasonOf(e.Err))
+		}
+		p.emit(je)
+		return
+	}
+	p.line("%s", stepLine(t.Step.Name(), change, e.Err, ""))
+}
+
+// stepLine prints "step NAME: configured (1 write)", "step NAME: failed: ERR".
+func stepLine(name string, change resourceapply.Change, err error, when string) string {
+	if err != nil {
+		return fmt.Sprintf("step %s%s: failed: %v", name, when, err)
+	}
+	return fmt.Sprintf("step %s%s: %s (%s)", name, when, strings.ToLower(string(change.Action)), change.Message)
+}
+
+// rerun reports a step run again while waiting: only what changed (a
+// write, or an error other than the last one said).
+func (p *progress) rerun(name string, res resourceapply.StepResult, err error, lastErr error) {
+	if err == nil && res.Writes == 0 {
+		return
+	}
+	if err != nil && lastErr != nil && err.Error() == lastErr.Error() {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	change := resourceapply.Change{Action: res.Action, Message: res.Message(), DryRun: res.DryRun}
+	if p.json != nil {
+		je := jsonEvent{Event: "step", Step: name, Action: string(change.Action), Message: "run again while waiting: " + change.Message}
+		if err != nil {
+			je.Action = string(resourceapply.Failed)
+			je.Message = "run again while waiting"
+			je.Error = err.Error()
+			je.Reason = string(resourceapply.ReasonOf(err))
+		}
+		p.emit(je)
+		return
+	}
+	p.line("%s", stepLine(name, change, err, " (run again while waiting)"))
+}
+
+// plural prints "1 step", "2 steps".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // maxPendingShown bounds the objects a wait line names.
@@ -321,9 +397,10 @@ func (p *progress) setInterrupted(c interruptCounts) {
 	p.mu.Unlock()
 }
 
-// summary reports the end of the apply; an interrupted apply also says, on
+// summary reports the end of the apply: changes are the objects' outcomes
+// and steps the steps' (in the graph). An interrupted apply also says, on
 // stderr in either format, what it did and what is left.
-func (p *progress) summary(ok bool, elapsed time.Duration, changes *resourceapply.ChangeSet, reads, writes int64, errs []string) {
+func (p *progress) summary(ok bool, elapsed time.Duration, changes, steps *resourceapply.ChangeSet, reads, writes int64, errs []string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.tty && p.barShown {
@@ -331,19 +408,27 @@ func (p *progress) summary(ok bool, elapsed time.Duration, changes *resourceappl
 		p.barShown = false
 	}
 	if p.json != nil {
-		counts := map[string]int{}
-		for _, c := range changes.Entries {
-			counts[string(c.Action)]++
+		count := func(cs *resourceapply.ChangeSet) map[string]int {
+			counts := map[string]int{}
+			for _, c := range cs.Entries {
+				counts[string(c.Action)]++
+			}
+			return counts
 		}
-		e := jsonEvent{Event: "summary", Success: &ok, Duration: elapsed.Round(time.Millisecond).String(), Changes: counts,
-			Done: intp(p.done), Total: p.total, Requests: &jsonRequests{Reads: reads, Writes: writes}, Errors: errs}
+		e := jsonEvent{Event: "summary", Success: &ok, Duration: elapsed.Round(time.Millisecond).String(), Changes: count(changes),
+			StepChanges: count(steps), Done: intp(p.done), Total: p.total, Requests: &jsonRequests{Reads: reads, Writes: writes}, Errors: errs}
 		if p.interrupt != nil {
 			e.Interrupted, e.Stopped, e.NotStarted = true, intp(p.interrupt.Stopped), intp(p.interrupt.NotStarted)
 		}
 		p.emit(e)
 	} else {
-		fmt.Fprintf(p.errOut, "applied %d of %d objects in %s: %s; %d requests (%d writes)\n",
-			len(changes.Entries)-changes.Count(resourceapply.Failed), p.total, elapsed.Round(10*time.Millisecond), changes.Summary(), reads+writes, writes)
+		ran, stepSummary := "", ""
+		if p.steps > 0 {
+			ran = fmt.Sprintf(" and ran %d of %s", len(steps.Entries)-steps.Count(resourceapply.Failed)-steps.Count(resourceapply.Skipped), plural(p.steps, "step"))
+			stepSummary = "; steps: " + steps.Summary()
+		}
+		fmt.Fprintf(p.errOut, "applied %d of %d objects%s in %s: %s%s; %d requests (%d writes)\n",
+			len(changes.Entries)-changes.Count(resourceapply.Failed), p.total-p.steps, ran, elapsed.Round(10*time.Millisecond), changes.Summary(), stepSummary, reads+writes, writes)
 	}
 	if c := p.interrupt; c != nil {
 		fmt.Fprintf(p.errOut, "interrupted: %s; run the same command again to finish\n", c)

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
+	"slices"
+	"strings"
 
 	"github.com/payload-apply/payload-apply/lib/component"
 	"github.com/payload-apply/payload-apply/lib/manifest"
@@ -12,15 +15,35 @@ import (
 // TechPreviewNoUpgrade is the feature set the manager ships in.
 const TechPreviewNoUpgrade = "TechPreviewNoUpgrade"
 
-// Where the hook places its step and the BundleDeployments' preview: in the
-// manager's component at run level 50, after its CRDs, service account,
-// RBAC and Deployment (00-06) and before its ClusterOperators (07), so that
-// the apply engine's wait on the ClusterOperators never blocks the step
-// that writes their status.
+// Where the hook places its step and the BundleDeployments' preview.
+// Without PlatformOperators the step runs at StepFile: in the manager's
+// component at run level 50, after its CRDs, service account, RBAC,
+// Deployment (00-06) and ClusterOperators (07), so that its first run
+// writes their status. With PlatformOperators it runs right after the
+// last file that holds one (PlatformOperatorsStepFile): the admin's
+// extra manifests run after the payload, and the step must see them to
+// create their BundleDeployments. The apply engine waits on ClusterOperators
+// only at the end (apply --wait), running the step again before every poll.
+// Render shows the preview at PreviewFile.
 const (
-	StepFile    = component.GeneratedDir + "/0000_50_cluster-platform-operators-manager_06-platformoperators.step"
+	StepFile    = component.GeneratedDir + "/0000_50_cluster-platform-operators-manager_08-platformoperators.step"
 	PreviewFile = "0000_50_cluster-platform-operators-manager_06-platformoperators-bundledeployments.yaml"
 )
+
+// PlatformOperatorsStepFile is where the step runs when PlatformOperators
+// are given: named after the base name (without extension) of the last of
+// their files in name order, so that it sorts after every one of them
+// ("platformoperators.yaml" gives
+// "generated/platformoperators_platformoperators.step").
+func PlatformOperatorsStepFile(files []string) string {
+	last := ""
+	for _, f := range files {
+		if b := path.Base(f); b > last {
+			last = b
+		}
+	}
+	return component.GeneratedDir + "/" + strings.TrimSuffix(last, path.Ext(last)) + "_platformoperators.step"
+}
 
 // Hook is the render hook of the platform operators manager. It is active
 // when the feature set is TechPreviewNoUpgrade and the manager is in the
@@ -37,9 +60,10 @@ const (
 //     an earlier PlatformOperator (file order) already names, is a warning:
 //     at apply time that PlatformOperator reports SourceFailed or
 //     InstallFailed;
-//   - returns the Step, placed at StepFile after the manager's namespace and
-//     CRDs, even with no PlatformOperators: it keeps the aggregate
-//     ClusterOperator Available, which the apply waits on.
+//   - returns the Step, even with no PlatformOperators (it keeps the
+//     aggregate ClusterOperator Available, which the apply waits on): after
+//     the manager's namespace and CRDs, and after its ClusterOperators at
+//     StepFile, or after the PlatformOperators at PlatformOperatorsStepFile.
 //
 // When the hook is not active, PlatformOperators among the extra manifests
 // are errors (their CRD is not in the plan). The shape of the
@@ -71,7 +95,7 @@ func (Hook) Render(ctx context.Context, in *component.Input) (*component.Output,
 		pos = append(pos, found{m, po})
 	}
 
-	var crds []manifest.ID
+	var crds, cos []manifest.ID
 	hasCRD := false
 	for _, m := range in.Objects {
 		id := m.ID()
@@ -82,6 +106,8 @@ func (Hook) Render(ctx context.Context, in *component.Input) (*component.Output,
 		case id.Group == "apiextensions.k8s.io" && id.Kind == "CustomResourceDefinition" && id.Name == PlatformOperatorCRD:
 			crds = append(crds, id)
 			hasCRD = true
+		case id.Group == "config.openshift.io" && id.Kind == "ClusterOperator" && (id.Name == AggregateClusterOperator || id.Name == CoreClusterOperator):
+			cos = append(cos, id)
 		}
 	}
 	if in.FeatureSet != TechPreviewNoUpgrade || !hasCRD {
@@ -137,10 +163,22 @@ func (Hook) Render(ctx context.Context, in *component.Input) (*component.Output,
 		}
 		previews = append(previews, m)
 	}
+	// After the ClusterOperators too, so that the first run writes them;
+	// or after the PlatformOperators, which come later.
+	file, after := StepFile, append(slices.Clone(crds), cos...)
+	if len(pos) > 0 {
+		files := make([]string, len(pos))
+		after = slices.Clone(crds)
+		for i, f := range pos {
+			files[i] = f.m.OriginalFilename
+			after = append(after, f.m.ID())
+		}
+		file = PlatformOperatorsStepFile(files)
+	}
 	out.Steps = []component.StepSpec{{
 		Step:    &Step{Catalog: cat, ReleaseVersion: in.ReleaseVersion, Shape: shape},
-		File:    StepFile,
-		After:   crds,
+		File:    file,
+		After:   after,
 		Preview: previews,
 	}}
 	return out, nil

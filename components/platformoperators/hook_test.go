@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -68,13 +69,15 @@ func TestRenderBundleDeployments(t *testing.T) {
 				t.Fatalf("%d steps, want 1", len(steps))
 			}
 			s := steps[0]
-			if s.Step.Name() != platformoperators.StepName || s.File != platformoperators.StepFile {
+			if s.Step.Name() != platformoperators.StepName || s.File != "generated/99_platformoperators_platformoperators.step" {
 				t.Errorf("step %s at %s", s.Step.Name(), s.File)
 			}
 			wantAfter := []manifest.ID{
 				{Kind: "Namespace", Name: "openshift-platform-operators"},
 				{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition", Name: "platformoperators.platform.openshift.io"},
 				{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition", Name: "bundledeployments.core.rukpak.io"},
+				{Group: "platform.openshift.io", Kind: "PlatformOperator", Name: "cert-manager"},
+				{Group: "platform.openshift.io", Kind: "PlatformOperator", Name: "local-storage"},
 			}
 			if diff := cmp.Diff(wantAfter, s.After); diff != "" {
 				t.Errorf("After (-want +got):\n%s", diff)
@@ -226,4 +229,26 @@ func pomSteps(p *plan.Plan) []component.StepSpec {
 		}
 	}
 	return out
+}
+
+func TestPlatformOperatorsStepFile(t *testing.T) {
+	for _, tc := range []struct {
+		files []string
+		want  string
+	}{
+		{[]string{"platformoperators.yaml"}, "generated/platformoperators_platformoperators.step"},
+		{[]string{"b.yaml", "a-b.yml", "b"}, "generated/b_platformoperators.step"},
+		{[]string{"x/99_pos.yaml", "pos.json"}, "generated/pos_platformoperators.step"},
+	} {
+		got := platformoperators.PlatformOperatorsStepFile(tc.files)
+		if got != tc.want {
+			t.Errorf("PlatformOperatorsStepFile(%q) = %q, want %q", tc.files, got, tc.want)
+		}
+		// The step sorts after every file it names.
+		for _, f := range tc.files {
+			if base := path.Base(got); base <= path.Base(f) {
+				t.Errorf("%s sorts before %s", base, f)
+			}
+		}
+	}
 }

@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/payload-apply/payload-apply/lib/component"
+	"github.com/payload-apply/payload-apply/lib/manifest"
 )
 
 // StepName is the Step's name in progress and errors.
@@ -59,10 +60,20 @@ type Step struct {
 	Now func() time.Time
 }
 
-var _ component.Step = (*Step)(nil)
+var _ component.Repeating = (*Step)(nil)
 
 // Name returns StepName.
 func (s *Step) Name() string { return StepName }
+
+// Owns returns the two ClusterOperators the step writes: nothing else
+// writes them, so `apply --wait` runs the step again while it waits for
+// them (component.Repeating).
+func (s *Step) Owns() []manifest.ID {
+	return []manifest.ID{
+		{Group: configv1.GroupName, Kind: "ClusterOperator", Name: AggregateClusterOperator},
+		{Group: configv1.GroupName, Kind: "ClusterOperator", Name: CoreClusterOperator},
+	}
+}
 
 // Run runs Reconcile and returns its error.
 func (s *Step) Run(ctx context.Context, c *component.Cluster) error {

@@ -64,3 +64,23 @@ type StepSpec struct {
 	// the step does. Nil: the step shows nothing.
 	Preview []*manifest.Manifest
 }
+
+// Repeating is implemented by a Step whose work is never done after one
+// run: it writes the status of objects that nothing else writes, derived
+// from objects that other controllers change later (the platform
+// operators' aggregate ClusterOperator, from BundleDeployment conditions).
+// While `apply --wait` waits, the apply engine runs such a step again
+// before every poll, so that the status it owns can become ready. Steps
+// that are done once they ran (a status written from the plan) do not
+// implement it.
+type Repeating interface {
+	Step
+	// Owns returns the objects whose status the step writes. A
+	// ClusterOperator among them reports the release version where its
+	// manifest lists VersionPlaceholder, and apply waits for that.
+	Owns() []manifest.ID
+}
+
+// VersionPlaceholder is the version operator manifests list until a
+// release build replaces it with the release version.
+const VersionPlaceholder = "0.0.1-snapshot"

@@ -3,6 +3,7 @@ package diff
 import (
 	"crypto/sha256"
 	"fmt"
+	"reflect"
 	"sort"
 
 	udiff "github.com/aymanbagabas/go-udiff"
@@ -37,7 +38,8 @@ type Object struct {
 type Entry struct {
 	ID     manifest.ID `json:"-"`
 	Action Action      `json:"action"`
-	// From and To are the normalized objects (nil on the missing side).
+	// From and To are the normalized objects (nil on the missing side; one
+	// object when Compare was given the same object on both sides).
 	From *unstructured.Unstructured `json:"-"`
 	To   *unstructured.Unstructured `json:"-"`
 	// Diff is the unified diff of the YAML of From and To ("" when unchanged).
@@ -150,11 +152,21 @@ func Compare(from, to []Object, opts Options) (*Result, error) {
 		if p.from != nil {
 			fromObj = Normalize(p.from.Obj, opts.KeepStatus)
 		}
-		if p.to != nil {
+		switch {
+		case p.to != nil && p.from != nil && p.to.Obj == p.from.Obj:
+			// One object on both sides (a live diff's unchanged objects).
+			toObj = fromObj
+		case p.to != nil:
 			toObj = Normalize(p.to.Obj, opts.KeepStatus)
 		}
 		maskSecrets(fromObj, toObj)
 		e.From, e.To = fromObj, toObj
+		if fromObj != nil && toObj != nil && reflect.DeepEqual(fromObj.Object, toObj.Object) {
+			// Equal values print equal YAML: no need to print them.
+			e.Action = Unchanged
+			r.Entries = append(r.Entries, e)
+			continue
+		}
 		fromText, err := yamlText(fromObj)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", id, err)

@@ -135,3 +135,30 @@ func TestSecretsMasked(t *testing.T) {
 		}
 	}
 }
+
+// A live diff passes the live object itself as both sides when nothing
+// would change: it is unchanged, masked, and left as given.
+func TestCompareSameObject(t *testing.T) {
+	s := obj(t, "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n  namespace: ns\ndata:\n  password: c2VjcmV0\n")
+	cm := obj(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: ns\n  uid: x\ndata:\n  k: v\n")
+	r, err := Compare([]Object{{Obj: s}, {Obj: cm}}, []Object{{Obj: s}, {Obj: cm}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range r.Entries {
+		if e.Action != Unchanged || e.Diff != "" {
+			t.Errorf("%s: %s, diff %q; want unchanged, no diff", Header(e.ID), e.Action, e.Diff)
+		}
+		if e.ID.Kind == "Secret" {
+			if got, _, _ := unstructured.NestedString(e.To.Object, "data", "password"); got != "***" {
+				t.Errorf("Secret data shown as %q, want ***", got)
+			}
+		}
+	}
+	if got, _, _ := unstructured.NestedString(s.Object, "data", "password"); got != "c2VjcmV0" {
+		t.Errorf("input Secret changed: %q", got)
+	}
+	if cm.GetUID() != "x" {
+		t.Errorf("input ConfigMap changed: %v", cm.Object)
+	}
+}

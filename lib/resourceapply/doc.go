@@ -4,9 +4,14 @@
 // It owns one Manager with a file per verb: Apply (server-side apply with
 // field manager "payload-apply" and forced conflicts, the create-only and
 // delete annotations, ClusterOperators created once and never overwritten),
-// Delete, and Wait (readiness: kstatus for generic kinds, and readers of its
+// Delete, Wait (readiness: kstatus for generic kinds, and readers of its
 // own for CustomResourceDefinitions, Deployments, Jobs and ClusterOperators,
-// the last with the CVO's rules). Results are data: a Change per object with
+// the last with the CVO's rules), and Diff/DiffAll, which compute what Apply
+// would do without writing: a Preview per object with the live object and
+// the merged one (the live object itself when Apply would not touch it,
+// found with the same InSync test and no dry run; else the result of a
+// server-side dry run), reading live objects in bulk by bounded LISTs
+// (never Secrets). Results are data: a Change per object with
 // a typed Action, collected in a ChangeSet; failures are *ApplyError values
 // carrying the object, a classified Reason and the cause.
 //
@@ -23,8 +28,16 @@
 // permanent failures (invalid, forbidden, a resource type or namespace
 // nothing creates) fail at once, without a write.
 //
+// RunStep runs a component's apply-time step (lib/component) with the
+// Manager's client and RESTMapper, reset after CustomResourceDefinitions
+// land, and reports whether it wrote anything (StepResult) or a *StepError.
+//
 // The package imports client-go, apimachinery, openshift/api, cli-utils'
-// kstatus and lib/manifest (for object identities and annotation keys). It
+// kstatus, lib/manifest (for object identities and annotation keys) and
+// lib/component (the Step interface and the Cluster a step gets). It
 // never imports payload or the command, and it does no logging: callers get
-// data and errors. A Manager is safe for concurrent use.
+// data and errors. The one thing it does to logging: requests about Secrets
+// run with a context logger that stops below client-go's body level (V(8)),
+// so that no verbosity prints Secret data. A Manager is safe for concurrent
+// use.
 package resourceapply

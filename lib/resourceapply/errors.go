@@ -101,8 +101,9 @@ func (e *ApplyError) Error() string {
 // Unwrap returns the cause.
 func (e *ApplyError) Unwrap() error { return e.Err }
 
-// ReasonOf returns the Reason of the first *ApplyError in err's chain, or
-// Classify(err) when there is none. It is "" for a nil error.
+// ReasonOf returns the Reason of the first *ApplyError or *StepError in
+// err's chain, or Classify(err) when there is none. It is "" for a nil
+// error.
 func ReasonOf(err error) Reason {
 	if err == nil {
 		return ""
@@ -110,6 +111,9 @@ func ReasonOf(err error) Reason {
 	var ae *ApplyError
 	if errors.As(err, &ae) {
 		return ae.Reason
+	}
+	if se, ok := isStepError(err); ok {
+		return se.Reason
 	}
 	return Classify(err)
 }

@@ -80,7 +80,7 @@ func (m *Manager) Apply(ctx context.Context, obj *unstructured.Unstructured, opt
 		return m.Delete(ctx, obj, opts)
 	}
 	id := IDOf(obj)
-	ctx = withWaitNote(ctx, id, opts.OnWait)
+	ctx = withWaitNote(withoutBodyLogs(ctx, obj), id, opts.OnWait)
 	change := Change{Object: id, DryRun: opts.DryRun, Action: Failed}
 	mapping, skip, err := m.mapFor(ctx, obj, opts)
 	if err != nil {

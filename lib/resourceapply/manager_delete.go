@@ -16,7 +16,7 @@ import (
 // for finalizers. Errors are *ApplyError.
 func (m *Manager) Delete(ctx context.Context, obj *unstructured.Unstructured, opts ApplyOptions) (Change, error) {
 	id := IDOf(obj)
-	ctx = withWaitNote(ctx, id, opts.OnWait)
+	ctx = withWaitNote(withoutBodyLogs(ctx, obj), id, opts.OnWait)
 	change := Change{Object: id, DryRun: opts.DryRun, Action: Failed}
 	mapping, err := m.mapping(obj.GroupVersionKind())
 	if err != nil {

@@ -26,6 +26,9 @@ type WaitOptions struct {
 	// Progress, when set, is called after every poll with what is still
 	// pending, from the calling goroutine.
 	Progress func(WaitProgress)
+	// BeforePoll, when set, is called before every poll, from the calling
+	// goroutine (to run the steps that write the statuses waited for).
+	BeforePoll func(context.Context)
 }
 
 // DefaultWaitOptions poll every second with no timeout of their own.
@@ -96,6 +99,9 @@ func (m *Manager) Wait(ctx context.Context, objs []*unstructured.Unstructured, o
 	}
 	start := time.Now()
 	for {
+		if opts.BeforePoll != nil {
+			opts.BeforePoll(ctx)
+		}
 		// Group what is pending by resource.
 		groups := map[schema.GroupVersionResource][]*item{}
 		for _, it := range items {
@@ -115,7 +121,7 @@ func (m *Manager) Wait(ctx context.Context, objs []*unstructured.Unstructured, o
 					defer wg.Done()
 					sem <- struct{}{}
 					defer func() { <-sem }()
-					list, err := m.client.Resource(gvr).List(ctx, metav1.ListOptions{})
+					list, err := m.client.Resource(gvr).List(withoutBodyLogs(ctx, group[0].obj), metav1.ListOptions{})
 					if err != nil {
 						for _, it := range group {
 							it.message = "list: " + err.Error()
@@ -140,7 +146,7 @@ func (m *Manager) Wait(ctx context.Context, objs []*unstructured.Unstructured, o
 					sem <- struct{}{}
 					defer func() { <-sem }()
 					ri := m.client.Resource(gvr).Namespace(it.ns)
-					live, err := ri.Get(ctx, it.obj.GetName(), metav1.GetOptions{})
+					live, err := ri.Get(withoutBodyLogs(ctx, it.obj), it.obj.GetName(), metav1.GetOptions{})
 					switch {
 					case apierrors.IsNotFound(err):
 						live = nil

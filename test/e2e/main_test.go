@@ -111,6 +111,7 @@ type event struct {
 	Kind       string `json:"kind"`
 	Namespace  string `json:"namespace"`
 	Name       string `json:"name"`
+	Step       string `json:"step"`
 	Staged     bool   `json:"staged"`
 	Action     string `json:"action"`
 	Message    string `json:"message"`
@@ -127,6 +128,8 @@ type event struct {
 	Success     *bool          `json:"success"`
 	Interrupted *bool          `json:"interrupted"`
 	Changes     map[string]int `json:"changes"`
+	// StepChanges counts the steps' outcomes by action.
+	StepChanges map[string]int `json:"stepChanges"`
 	Requests    *struct {
 		Reads  int64 `json:"reads"`
 		Writes int64 `json:"writes"`

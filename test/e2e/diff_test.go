@@ -1,0 +1,318 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/payload-apply/payload-apply/test/apiserver"
+)
+
+var (
+	deployments = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+	configMaps  = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	secrets     = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+)
+
+// diffHeader matches the header of one object's diff, either side.
+var diffHeader = regexp.MustCompile(`(?m)^(?:---|\+\+\+) (\S+)$`)
+
+// changedObjects returns the objects a text diff shows, as
+// "a/<path>" or "b/<path>" for each side that is not /dev/null.
+func changedObjects(stdout string) []string {
+	var out []string
+	for _, m := range diffHeader.FindAllStringSubmatch(stdout, -1) {
+		if m[1] != "/dev/null" {
+			out = append(out, m[1])
+		}
+	}
+	return out
+}
+
+// TestDiffLive: `diff --kubeconfig` against a real API server. On an empty
+// cluster everything is to create (the objects whose CRD or namespace the
+// plan brings, as the payload gives them); right after `apply` nothing
+// differs (exit 0); after the test edits a Deployment and deletes a
+// ConfigMap, the diff shows exactly those two and exits 1. The ConfigMap
+// deleted is create-only (trusted-ca), which shows both halves of the
+// rule: edited, it stays unchanged (apply never updates it); deleted, it
+// is to create (apply creates it when missing). An object annotated for
+// deletion that exists is a deletion. Two runs print the same, sorted by
+// run level, component and object. A cluster that cannot be reached fails
+// at once with one error, and reads the user may not do fail with each
+// object named, both exit 2. A Secret's values never show in the output
+// or the logs, even at -v=10.
+func TestDiffLive(t *testing.T) {
+	s := apiserver.New(t, apiserver.Options{})
+	ctx := t.Context()
+	c, err := dynamic.NewForConfig(s.RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc := "--kubeconfig=" + s.Kubeconfig
+	const ns = "openshift-ingress-operator"
+
+	t.Run("an empty cluster: everything is to create", func(t *testing.T) {
+		r := cli(t, ctx, "diff", kc)
+		if r.code != 1 {
+			t.Fatalf("exit %d, want 1:\n%s", r.code, r.stderr)
+		}
+		// 38 objects, one of them annotated for deletion.
+		if !strings.HasSuffix(r.stdout, "Summary: 37 to create, 0 to change, 0 to delete, 0 unchanged\n") {
+			t.Errorf("summary:\n%s", tail(r.stdout))
+		}
+		// Kinds whose CRD is in the plan: as the payload gives them.
+		for _, want := range []string{"+++ b/config.openshift.io/ClusterOperator/ingress", "+++ b/operator.openshift.io/IngressController/openshift-ingress-operator/default"} {
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("diff lacks %q", want)
+			}
+		}
+		if r.stderr != "" {
+			t.Errorf("stderr:\n%s", r.stderr)
+		}
+	})
+
+	t.Run("apply", func(t *testing.T) {
+		if r := cli(t, ctx, "apply", kc); r.code != 0 {
+			t.Fatalf("exit %d:\n%s", r.code, r.stderr)
+		}
+	})
+
+	t.Run("right after apply: no differences", func(t *testing.T) {
+		r := cli(t, ctx, "diff", kc)
+		if r.code != 0 || r.stdout != "Summary: 0 to create, 0 to change, 0 to delete, 37 unchanged\n" {
+			t.Fatalf("exit %d, want 0:\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		r = cli(t, ctx, "diff", kc, "-o", "json")
+		var out struct {
+			Summary map[string]int `json:"summary"`
+			Objects []any          `json:"objects"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || r.code != 0 || len(out.Objects) != 0 || out.Summary["unchanged"] != 37 {
+			t.Errorf("-o json: exit %d, %v:\n%s", r.code, err, r.stdout)
+		}
+	})
+
+	t.Run("a create-only object that was edited is unchanged", func(t *testing.T) {
+		cm, err := c.Resource(configMaps).Namespace(ns).Get(ctx, "trusted-ca", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = unstructured.SetNestedStringMap(cm.Object, map[string]string{"ca-bundle.crt": "injected"}, "data")
+		if _, err := c.Resource(configMaps).Namespace(ns).Update(ctx, cm, metav1.UpdateOptions{FieldManager: "e2e-network-operator"}); err != nil {
+			t.Fatal(err)
+		}
+		if r := cli(t, ctx, "diff", kc, "--summary"); r.code != 0 {
+			t.Fatalf("exit %d, want 0:\n%s%s", r.code, r.stdout, r.stderr)
+		}
+	})
+
+	t.Run("an edited Deployment and a deleted ConfigMap: exactly those two", func(t *testing.T) {
+		d, err := c.Resource(deployments).Namespace(ns).Get(ctx, "ingress-operator", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = unstructured.SetNestedField(d.Object, int64(3), "spec", "replicas")
+		if _, err := c.Resource(deployments).Namespace(ns).Update(ctx, d, metav1.UpdateOptions{FieldManager: "e2e-edit"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Resource(configMaps).Namespace(ns).Delete(ctx, "trusted-ca", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		r := cli(t, ctx, "diff", kc)
+		if r.code != 1 {
+			t.Fatalf("exit %d, want 1:\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		want := []string{
+			"a/apps/Deployment/openshift-ingress-operator/ingress-operator",
+			"b/apps/Deployment/openshift-ingress-operator/ingress-operator",
+			"b/core/ConfigMap/openshift-ingress-operator/trusted-ca",
+		}
+		if got := changedObjects(r.stdout); strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("objects shown %q, want %q:\n%s", got, want, r.stdout)
+		}
+		for _, line := range []string{"-  replicas: 3\n+  replicas: 1\n", "--- /dev/null\n+++ b/core/ConfigMap/openshift-ingress-operator/trusted-ca\n", "# 50/cluster-ingress-operator\n"} {
+			if !strings.Contains(r.stdout, line) {
+				t.Errorf("diff lacks %q:\n%s", line, r.stdout)
+			}
+		}
+		if removed := regexp.MustCompile(`(?m)^-[^-]`).FindAllString(r.stdout, -1); len(removed) != 1 {
+			t.Errorf("%d lines removed, want the one of replicas:\n%s", len(removed), r.stdout)
+		}
+		if !strings.HasSuffix(r.stdout, "Summary: 1 to create, 1 to change, 0 to delete, 35 unchanged\n") {
+			t.Errorf("summary:\n%s", tail(r.stdout))
+		}
+		// Nothing was written: the Deployment still has 3 replicas.
+		d, err = c.Resource(deployments).Namespace(ns).Get(ctx, "ingress-operator", metav1.GetOptions{})
+		if n, _, _ := unstructured.NestedInt64(d.Object, "spec", "replicas"); err != nil || n != 3 {
+			t.Errorf("replicas %d (%v) after diff, want 3", n, err)
+		}
+	})
+
+	t.Run("output is stable and sorted", func(t *testing.T) {
+		first, second := cli(t, ctx, "diff", kc), cli(t, ctx, "diff", kc)
+		if first.stdout != second.stdout || first.code != 1 || second.code != 1 {
+			t.Errorf("two runs differ (exit %d, %d):\n%s\n---\n%s", first.code, second.code, first.stdout, second.stdout)
+		}
+		r := cli(t, ctx, "diff", kc, "-o", "json")
+		var out struct {
+			Objects []struct {
+				Group, Kind, Namespace, Name, Component string
+				RunLevel                                int
+			} `json:"objects"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, o := range out.Objects {
+			if o.Group == "" {
+				o.Group = "core"
+			}
+			got = append(got, fmt.Sprintf("%02d %s %s/%s/%s/%s", o.RunLevel, o.Component, o.Group, o.Kind, o.Namespace, o.Name))
+		}
+		if !sort.StringsAreSorted(got) || len(got) != 2 {
+			t.Errorf("-o json objects not sorted by run level, component and object: %q", got)
+		}
+	})
+
+	t.Run("an unreachable cluster: exit 2 at once, one clear error", func(t *testing.T) {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		dead := "https://" + l.Addr().String()
+		_ = l.Close()
+		start := time.Now()
+		r := cli(t, ctx, "diff", kc, "--server="+dead, "--profile=self-managed-high-availability")
+		if r.code != 2 || r.stdout != "" {
+			t.Errorf("exit %d, want 2, and no output:\n%s", r.code, r.stdout)
+		}
+		if want := "error: cannot reach the cluster at " + dead + ": "; !strings.HasPrefix(r.stderr, want) || !strings.Contains(r.stderr, "connection refused") || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("stderr, want one line starting %q:\n%s", want, r.stderr)
+		}
+		if d := time.Since(start); d > 10*time.Second {
+			t.Errorf("took %s: an unreachable cluster must fail at once, not retry", d)
+		}
+	})
+
+	t.Run("forbidden: exit 2, the reads refused named", func(t *testing.T) {
+		// Without --profile the first read is the cluster's profile.
+		r := cli(t, ctx, "diff", kc, "--as=e2e-nobody")
+		if r.code != 2 || r.stdout != "" {
+			t.Errorf("exit %d, want 2, and no output:\n%s", r.code, r.stdout)
+		}
+		if !strings.Contains(r.stderr, `error: reading the cluster's profile: ConfigMap/openshift-config/cluster-profile: get: forbidden: `) ||
+			!strings.Contains(r.stderr, `User "e2e-nobody" cannot get resource "configmaps"`) {
+			t.Errorf("stderr:\n%s", r.stderr)
+		}
+		// With --profile, every object is refused and named, by file.
+		r = cli(t, ctx, "diff", kc, "--as=e2e-nobody", "--profile=self-managed-high-availability")
+		if r.code != 2 {
+			t.Errorf("exit %d, want 2:\n%s", r.code, tail(r.stderr))
+		}
+		if !strings.Contains(r.stderr, "release-manifests/0000_50_cluster-ingress-operator_02-deployment.yaml#0: Deployment.apps/openshift-ingress-operator/ingress-operator: get: forbidden: ") {
+			t.Errorf("stderr does not name the Deployment refused:\n%s", tail(r.stderr))
+		}
+		if !strings.HasSuffix(r.stdout, "Summary: 0 to create, 0 to change, 0 to delete, 0 unchanged\n") {
+			t.Errorf("stdout:\n%s", r.stdout)
+		}
+	})
+
+	t.Run("an object annotated for deletion that exists is a deletion", func(t *testing.T) {
+		cm := &unstructured.Unstructured{}
+		cm.SetAPIVersion("v1")
+		cm.SetKind("ConfigMap")
+		cm.SetName("tuned-profiles")
+		if _, err := c.Resource(configMaps).Namespace("openshift-cluster-node-tuning-operator").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		r := cli(t, ctx, "diff", kc, "--summary")
+		if r.code != 1 || r.stdout != "Summary: 1 to create, 1 to change, 1 to delete, 35 unchanged\n" {
+			t.Errorf("exit %d:\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		r = cli(t, ctx, "diff", kc)
+		if !strings.Contains(r.stdout, "--- a/core/ConfigMap/openshift-cluster-node-tuning-operator/tuned-profiles\n+++ /dev/null\n") {
+			t.Errorf("no deletion shown:\n%s", r.stdout)
+		}
+	})
+
+	t.Run("Secret values never show, even at -v=10", func(t *testing.T) {
+		extra := "--extra-manifests=testdata/TestDiffLive/extra"
+		first, second := "payload-apply-e2e-first-value", "payload-apply-e2e-second-value"
+		secretsIn := func(t *testing.T, what string, r result) {
+			t.Helper()
+			for _, v := range []string{first, second} {
+				for _, form := range []string{v, base64.StdEncoding.EncodeToString([]byte(v))} {
+					if strings.Contains(r.stdout, form) || strings.Contains(r.stderr, form) {
+						t.Errorf("%s: the secret value %q shows in the output", what, form)
+					}
+				}
+			}
+		}
+		r := cli(t, ctx, "apply", kc, extra, "-v=10")
+		if r.code != 0 {
+			t.Fatalf("apply: exit %d:\n%s", r.code, tail(r.stderr))
+		}
+		secretsIn(t, "apply -v=10", r)
+		// The logs do have bodies: the test would see a leak.
+		if !strings.Contains(r.stderr, "Request Body") || !strings.Contains(r.stderr, "Response Body") {
+			t.Fatalf("apply -v=10 logged no bodies:\n%s", tail(r.stderr))
+		}
+		if r := cli(t, ctx, "diff", kc, extra); r.code != 0 {
+			t.Fatalf("diff after apply: exit %d:\n%s%s", r.code, r.stdout, r.stderr)
+		}
+
+		sec, err := c.Resource(secrets).Namespace(ns).Get(ctx, "e2e-diff", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = unstructured.SetNestedField(sec.Object, base64.StdEncoding.EncodeToString([]byte(second)), "data", "password")
+		if _, err := c.Resource(secrets).Namespace(ns).Update(ctx, sec, metav1.UpdateOptions{FieldManager: "e2e-edit"}); err != nil {
+			t.Fatal(err)
+		}
+		r = cli(t, ctx, "diff", kc, extra, "-v=10")
+		if r.code != 1 {
+			t.Fatalf("exit %d, want 1:\n%s", r.code, tail(r.stderr))
+		}
+		secretsIn(t, "diff -v=10", r)
+		if !strings.Contains(r.stderr, "Response Body") {
+			t.Errorf("diff -v=10 logged no bodies:\n%s", tail(r.stderr))
+		}
+		if got := changedObjects(r.stdout); strings.Join(got, " ") != "a/core/Secret/openshift-ingress-operator/e2e-diff b/core/Secret/openshift-ingress-operator/e2e-diff" {
+			t.Errorf("objects shown %q:\n%s", got, r.stdout)
+		}
+		for _, want := range []string{"-  password: '*** (before)'\n+  password: '*** (after)'\n", "  username: '***'\n"} {
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("diff lacks %q:\n%s", want, r.stdout)
+			}
+		}
+		r = cli(t, ctx, "diff", kc, extra, "-o", "json", "-v=10")
+		if r.code != 1 || !strings.Contains(r.stdout, `"kind": "Secret"`) {
+			t.Errorf("-o json: exit %d:\n%s", r.code, r.stdout)
+		}
+		secretsIn(t, "diff -o json -v=10", r)
+	})
+}
+
+// tail returns the last lines of a long output, for failure messages.
+func tail(s string) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > 40 {
+		lines = lines[len(lines)-40:]
+	}
+	return strings.Join(lines, "\n")
+}
