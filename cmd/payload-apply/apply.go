@@ -106,8 +106,8 @@ hanging the apply.
 SIGINT (Ctrl-C) or SIGTERM stops the apply: nothing new is started, the
 objects in flight get up to 10 s to finish (a second interrupt cancels them
 at once), and the summary says how many objects were applied, failed,
-stopped in flight and not started ("interrupted: ... run the same command
-again to finish"); the JSON summary has "interrupted": true. Running the
+stopped in flight and not started, and how many steps ran ("interrupted:
+... run the same command again to finish"); the JSON summary has "interrupted": true. Running the
 same command again finishes the job.
 
 Exit codes: 0 everything applied (and ready, with --wait); 1 some object
