@@ -261,9 +261,15 @@ func (r *runner) startStage(ctx context.Context, par int, wg *sync.WaitGroup) {
 		sem := make(chan struct{}, par)
 		var workers sync.WaitGroup
 		for _, st := range tasks {
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
+			// A free slot must not win over a context that ended: select
+			// picks at random among ready cases.
+			if ctx.Err() == nil {
+				select {
+				case sem <- struct{}{}:
+				case <-ctx.Done():
+				}
+			}
+			if ctx.Err() != nil {
 				// Never started: whoever waits for it sees the context's end.
 				st.err = ctx.Err()
 				close(st.done)

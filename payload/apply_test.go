@@ -318,6 +318,22 @@ func TestRun(t *testing.T) {
 			t.Errorf("states %v: the last node should not have run", states)
 		}
 	})
+
+	t.Run("a context that ended before the run starts nothing", func(t *testing.T) {
+		// The stage has free slots: they must not win over the context.
+		for range 20 {
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			r := newRecorder(nil)
+			_, errs := Run(ctx, g, r, RunOptions{Parallelism: 8, Stage: StageCRDsAndNamespaces})
+			if len(r.applied) != 0 {
+				t.Fatalf("applied %v after the context ended", r.applied)
+			}
+			if len(errs) == 0 {
+				t.Fatal("no error")
+			}
+		}
+	})
 }
 
 // checkEvents checks the events of a run without failures: every task is

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/signal"
 	"sort"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -104,10 +107,22 @@ a Secret's data or stringData, at any -v (docs/reliability.md, "Security").
 'payload-apply rbac' prints the ClusterRole this needs; a forbidden request
 names the verb, resource, API group and namespace the role lacks.
 
+Every request has a deadline (--request-timeout, default 30s), so a
+connection that stalls is given up and retried on a new one instead of
+hanging the apply.
+
+SIGINT (Ctrl-C) or SIGTERM stops the apply: nothing new is started, the
+objects in flight get up to 10 s to finish (a second interrupt cancels them
+at once), and the summary says how many objects were applied, failed,
+stopped in flight and not started, and how many steps ran ("interrupted:
+... run the same command again to finish"); the JSON summary has "interrupted": true. Running the
+same command again finishes the job.
+
 Exit codes: 0 everything applied (and ready, with --wait); 1 some object
 failed or was not ready in time (every failure on its own line on stderr),
 or the payload or cluster could not be read; 2 usage error, or the
-credentials were refused or lack a permission (forbidden, unauthorized).`,
+credentials were refused or lack a permission (forbidden, unauthorized);
+130 interrupted by SIGINT or SIGTERM.`,
 		flags: func(fs *pflag.FlagSet) runner {
 			o := &applyOptions{}
 			fs.IntVar(&o.parallelism, "parallelism", 32, "task graph nodes applied at once, and staged objects applied at once")
@@ -170,10 +185,16 @@ func (o *applyOptions) Validate() error {
 	return o.kube.validate()
 }
 
-func (o *applyOptions) Run(ctx context.Context, s IOStreams) error {
+func (o *applyOptions) Run(parent context.Context, s IOStreams) error {
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	// ctx ends on SIGINT or SIGTERM (parent) or the timeout: no task starts
+	// after that. work, which the tasks' requests use, ends on the
+	// timeout, or interruptGrace after an interrupt, or on a second one:
+	// the objects in flight get the chance to finish.
+	ctx, cancel := context.WithTimeout(parent, o.timeout)
 	defer cancel()
+	work, cancelWork := context.WithDeadline(context.WithoutCancel(parent), start.Add(o.timeout))
+	defer cancelWork()
 	logger := klog.FromContext(ctx)
 
 	cfg, err := o.kube.restConfig(ctx, s)
@@ -192,11 +213,11 @@ func (o *applyOptions) Run(ctx context.Context, s IOStreams) error {
 		return failure(explainConnection(err))
 	}
 	if err := resolveClusterProfile(ctx, mgr, &o.opts, o.selection.fs.Changed("profile")); err != nil {
-		return failure(explainConnection(err))
+		return interruptedEarly(parent, failure(explainConnection(err)))
 	}
 	p, err := plan.BuildContext(ctx, o.opts)
 	if err != nil {
-		return err
+		return interruptedEarly(parent, err)
 	}
 	logPlan(ctx, p)
 	addPlanSecrets(secretsOf(ctx), p)
@@ -211,8 +232,11 @@ func (o *applyOptions) Run(ctx context.Context, s IOStreams) error {
 	prog.setTotal(len(p.Graph.Tasks), p.Graph.StepCount())
 	applyOpts := resourceapply.DefaultApplyOptions()
 	applyOpts.DryRun = o.dryRun == "server"
-	a := &clusterApplier{mgr: mgr, opts: applyOpts, changes: make([]resourceapply.Change, len(p.Graph.Tasks)), progress: prog,
-		inFlight: map[int]*flight{}}
+	a := &clusterApplier{mgr: mgr, opts: applyOpts, changes: make([]resourceapply.Change, len(p.Graph.Tasks)),
+		reasons: make([]resourceapply.Reason, len(p.Graph.Tasks)), progress: prog, inFlight: map[int]*flight{}, work: work}
+	stopGrace := make(chan struct{})
+	var grace sync.WaitGroup
+	grace.Go(func() { a.graceOnInterrupt(parent, stopGrace, cancelWork, interruptGrace) })
 	// Say which objects take long, and what they wait for.
 	stopTicker := make(chan struct{})
 	var ticker sync.WaitGroup
@@ -244,6 +268,8 @@ func (o *applyOptions) Run(ctx context.Context, s IOStreams) error {
 	})
 	close(stopTicker)
 	ticker.Wait()
+	close(stopGrace)
+	grace.Wait()
 	logger.V(1).Info("Graph done", "nodes", payload.Summary(states))
 	errs := runErrs
 
@@ -261,11 +287,23 @@ func (o *applyOptions) Run(ctx context.Context, s IOStreams) error {
 			changes.Add(a.changes[i])
 		}
 	}
+	interrupted := parent.Err() != nil
+	if interrupted {
+		// What the interrupt stopped is no failure of its own: it is
+		// counted, not listed.
+		errs = withoutInterrupted(errs)
+	}
 	var lines []string
 	for _, e := range errs {
 		lines = append(lines, errorLines(e)...)
 	}
-	prog.summary(len(errs) == 0, time.Since(start), changes, stepChanges, requests.reads.Load(), requests.writes.Load(), lines)
+	if interrupted {
+		prog.setInterrupted(interruptReport(p.Graph.Tasks, a.changes, a.reasons))
+	}
+	prog.summary(len(errs) == 0 && !interrupted, time.Since(start), changes, stepChanges, requests.reads.Load(), requests.writes.Load(), lines)
+	if interrupted {
+		return &exitError{Code: exitInterrupted, Err: errors.Join(errs...)}
+	}
 	if len(errs) > 0 {
 		return failure(errs...)
 	}
@@ -302,6 +340,151 @@ func credentialsError(err error) bool {
 		return true
 	}
 	return false
+}
+
+// interruptedEarly returns err, or when the apply was interrupted (parent
+// ended) before it applied anything, an exit with exitInterrupted saying
+// so.
+func interruptedEarly(parent context.Context, err error) error {
+	if parent.Err() == nil {
+		return err
+	}
+	return &exitError{Code: exitInterrupted, Err: errors.New("interrupted before anything was applied")}
+}
+
+// exitInterrupted is apply's exit code after SIGINT or SIGTERM: 128 plus
+// SIGINT's number, as shells report a command Ctrl-C ended.
+const exitInterrupted = 130
+
+// interruptGrace is how long the objects in flight when apply is
+// interrupted may take to finish before their requests are canceled.
+const interruptGrace = 10 * time.Second
+
+// graceOnInterrupt waits for an interrupt (interrupted ending), tells the
+// user, and calls cancelWork after grace, or at once on a second SIGINT or
+// SIGTERM. It returns when stop is closed.
+func (a *clusterApplier) graceOnInterrupt(interrupted context.Context, stop <-chan struct{}, cancelWork func(), grace time.Duration) {
+	select {
+	case <-stop:
+		return
+	case <-interrupted.Done():
+	}
+	again := make(chan os.Signal, 1)
+	signal.Notify(again, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(again)
+	a.mu.Lock()
+	n := len(a.inFlight)
+	a.mu.Unlock()
+	a.progress.interrupting(n, grace)
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-stop:
+	case <-t.C:
+		cancelWork()
+	case <-again:
+		cancelWork()
+	}
+}
+
+// interruptCounts is what an interrupted apply did.
+type interruptCounts struct {
+	// Applied objects (created, configured, unchanged, deleted or
+	// skipped), Failed ones (for a reason of their own), Stopped ones
+	// (canceled in flight) and NotStarted ones, of Total.
+	Applied, Failed, Stopped, NotStarted, Total int
+	// Summary counts the applied objects by action ("3 created, 1
+	// unchanged").
+	Summary string
+	// StepsRun of Steps finished (whatever their outcome).
+	StepsRun, Steps int
+}
+
+// String says what was done and what was not: "120 of 604 objects
+// applied (118 created, 2 unchanged); 1 failed; 3 stopped in flight; 480
+// not started; 0 of 1 steps run".
+func (c interruptCounts) String() string {
+	s := fmt.Sprintf("%d of %d objects applied", c.Applied, c.Total)
+	if c.Applied > 0 {
+		s += " (" + c.Summary + ")"
+	}
+	for _, n := range []struct {
+		n    int
+		what string
+	}{{c.Failed, "failed"}, {c.Stopped, "stopped in flight"}, {c.NotStarted, "not started"}} {
+		if n.n > 0 {
+			s += fmt.Sprintf("; %d %s", n.n, n.what)
+		}
+	}
+	if c.Steps > 0 {
+		s += fmt.Sprintf("; %d of %s run", c.StepsRun, plural(c.Steps, "step"))
+	}
+	return s
+}
+
+// interruptReport counts what an interrupted apply did, from each task's
+// change (Action "": not started) and the reason it failed, if it did.
+func interruptReport(tasks []*payload.Task, changes []resourceapply.Change, reasons []resourceapply.Reason) interruptCounts {
+	var c interruptCounts
+	done := &resourceapply.ChangeSet{}
+	for i, ch := range changes {
+		if tasks[i].IsStep() {
+			c.Steps++
+			if ch.Action != "" {
+				c.StepsRun++
+			}
+			continue
+		}
+		c.Total++
+		switch {
+		case ch.Action == "":
+			c.NotStarted++
+		case ch.Action == resourceapply.Failed && reasons[i] == resourceapply.ReasonCanceled:
+			c.Stopped++
+		case ch.Action == resourceapply.Failed:
+			c.Failed++
+		default:
+			c.Applied++
+			done.Add(ch)
+		}
+	}
+	c.Summary = done.Summary()
+	return c
+}
+
+// withoutInterrupted drops the errors that only say the interrupt stopped
+// something: canceled objects, nodes not run or stopped, and nodes skipped
+// because a node they require was stopped (or skipped for that).
+func withoutInterrupted(errs []error) []error {
+	byInterrupt := func(e error) bool {
+		var nr *payload.NotRunError
+		return errors.As(e, &nr) || errors.Is(e, context.Canceled) || resourceapply.ReasonOf(e) == resourceapply.ReasonCanceled
+	}
+	stopped := map[*payload.TaskNode]bool{}
+	for _, e := range errs {
+		var ne *payload.NodeError
+		if errors.As(e, &ne) && byInterrupt(ne.Err) {
+			stopped[ne.Node] = true
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, e := range errs {
+			var se *payload.SkippedError
+			if errors.As(e, &se) && stopped[se.Because] && !stopped[se.Node] {
+				stopped[se.Node], changed = true, true
+			}
+		}
+	}
+	var out []error
+	for _, e := range errs {
+		var se *payload.SkippedError
+		if byInterrupt(e) || (errors.As(e, &se) && stopped[se.Node]) {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 // slowReport is how long an object may take before progress names it, and
@@ -342,8 +525,13 @@ type clusterApplier struct {
 
 	mu      sync.Mutex
 	changes []resourceapply.Change // by Task.Index-1
+	// reasons classify the failed tasks' errors, by Task.Index-1.
+	reasons []resourceapply.Reason
 	// inFlight are the tasks being applied, by Task.Index.
 	inFlight map[int]*flight
+	// work, when set, is the context of the requests instead of the one
+	// Apply gets, which ends on an interrupt.
+	work context.Context
 }
 
 // flight is a task being applied: since when, and what it waits for.
@@ -380,6 +568,11 @@ var _ payload.Applier = &clusterApplier{}
 // Apply applies one object (a Job is then waited on until complete, since
 // it is a barrier), or runs one step.
 func (a *clusterApplier) Apply(ctx context.Context, t *payload.Task) error {
+	if a.work != nil {
+		// Not ctx: an interrupt stops new tasks, not this one (see
+		// graceOnInterrupt).
+		ctx = a.work
+	}
 	if t.IsStep() {
 		return a.runStep(ctx, t)
 	}
@@ -411,6 +604,7 @@ func (a *clusterApplier) Apply(ctx context.Context, t *payload.Task) error {
 	}
 	a.mu.Lock()
 	a.changes[t.Index-1] = change
+	a.reasons[t.Index-1] = resourceapply.ReasonOf(err)
 	a.mu.Unlock()
 	logger := klog.FromContext(ctx)
 	if err != nil {

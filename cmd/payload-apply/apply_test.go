@@ -2,10 +2,14 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -215,6 +219,226 @@ func TestApplyOrderFlag(t *testing.T) {
 	_, errOut, code := runCLI(t, "apply", "--order", "random")
 	if code != exitUsage || !strings.Contains(errOut, `--order "random": want "install" or "graph"`) {
 		t.Errorf("exit %d: %s", code, errOut)
+	}
+}
+
+func TestSetHTTP2HealthCheck(t *testing.T) {
+	cases := []struct {
+		name    string
+		timeout time.Duration
+		env     map[string]string
+		want    map[string]string
+	}{
+		{"default request timeout", 30 * time.Second, map[string]string{}, map[string]string{envHTTP2ReadIdle: "15", envHTTP2Ping: "15"}},
+		{"short request timeout", 5 * time.Second, map[string]string{}, map[string]string{envHTTP2ReadIdle: "2", envHTTP2Ping: "2"}},
+		{"shortest", 500 * time.Millisecond, map[string]string{}, map[string]string{envHTTP2ReadIdle: "1", envHTTP2Ping: "1"}},
+		{"no request timeout", 0, map[string]string{}, map[string]string{}},
+		{"the environment wins", 30 * time.Second, map[string]string{envHTTP2ReadIdle: "60"}, map[string]string{envHTTP2ReadIdle: "60", envHTTP2Ping: "15"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			env := tc.env
+			setHTTP2HealthCheck(tc.timeout, func(k string) string { return env[k] }, func(k, v string) error { env[k] = v; return nil })
+			if diff := cmp.Diff(tc.want, env); diff != "" {
+				t.Errorf("environment (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestInterruptReport(t *testing.T) {
+	ch := func(a resourceapply.Action) resourceapply.Change { return resourceapply.Change{Action: a} }
+	changes := []resourceapply.Change{ch(resourceapply.Created), ch(resourceapply.Created), ch(resourceapply.Unchanged),
+		ch(resourceapply.Failed), ch(resourceapply.Failed), {}, {}, {}}
+	reasons := []resourceapply.Reason{"", "", "", resourceapply.ReasonInvalid, resourceapply.ReasonCanceled, "", "", ""}
+	var tasks []*payload.Task
+	for range changes {
+		tasks = append(tasks, &payload.Task{})
+	}
+	// Two steps: one ran, one did not.
+	tasks = append(tasks, &payload.Task{Step: namedStep("x/ran")}, &payload.Task{Step: namedStep("x/not-run")})
+	changes = append(changes, ch(resourceapply.Configured), resourceapply.Change{})
+	reasons = append(reasons, "", "")
+	c := interruptReport(tasks, changes, reasons)
+	want := interruptCounts{Applied: 3, Failed: 1, Stopped: 1, NotStarted: 3, Total: 8, Summary: "2 created, 1 unchanged", StepsRun: 1, Steps: 2}
+	if diff := cmp.Diff(want, c); diff != "" {
+		t.Errorf("counts (-want +got):\n%s", diff)
+	}
+	if got, want := c.String(), "3 of 8 objects applied (2 created, 1 unchanged); 1 failed; 1 stopped in flight; 3 not started; 1 of 2 steps run"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+	if got, want := interruptReport(tasks[:2], make([]resourceapply.Change, 2), make([]resourceapply.Reason, 2)).String(), "0 of 2 objects applied; 2 not started"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+}
+
+func TestWithoutInterrupted(t *testing.T) {
+	invalid := &resourceapply.ApplyError{Verb: "apply", Reason: resourceapply.ReasonInvalid, Err: errors.New("bad")}
+	canceled := &resourceapply.ApplyError{Verb: "get", Reason: resourceapply.ReasonCanceled, Err: context.Canceled}
+	errs := []error{
+		invalid,
+		&payload.TaskError{Err: canceled},
+		&payload.NotRunError{Err: context.Canceled},
+		fmt.Errorf("node: %w", context.Canceled),
+	}
+	a, b, c, d, e := &payload.TaskNode{Index: 0}, &payload.TaskNode{Index: 1}, &payload.TaskNode{Index: 2}, &payload.TaskNode{Index: 3}, &payload.TaskNode{Index: 4}
+	failed := &payload.NodeError{Node: e, Err: &payload.TaskError{Err: invalid}}
+	skippedForFailure := &payload.SkippedError{Node: d, Because: e}
+	errs = append(errs,
+		&payload.SkippedError{Node: c, Because: b}, // b was skipped because a was stopped
+		&payload.NodeError{Node: a, Err: &payload.TaskError{Err: canceled}},
+		&payload.SkippedError{Node: b, Because: a},
+		failed, skippedForFailure)
+	got := withoutInterrupted(errs)
+	if diff := cmp.Diff([]error{invalid, failed, skippedForFailure}, got, cmp.Comparer(func(x, y error) bool { return x == y })); diff != "" {
+		t.Errorf("withoutInterrupted (-want +got):\n%s", diff)
+	}
+}
+
+func TestProgressInterrupted(t *testing.T) {
+	for _, jsonOut := range []bool{false, true} {
+		var out, errOut bytes.Buffer
+		p := newProgress(IOStreams{Out: &out, ErrOut: &errOut}, jsonOut)
+		p.setTotal(8, 0)
+		p.interrupting(2, 10*time.Second)
+		p.setInterrupted(interruptCounts{Applied: 3, Stopped: 1, NotStarted: 4, Total: 8, Summary: "3 created"})
+		cs := &resourceapply.ChangeSet{}
+		p.summary(false, time.Second, cs, &resourceapply.ChangeSet{}, 1, 1, nil)
+		for _, want := range []string{
+			"interrupted: starting nothing new; waiting up to 10s for 2 objects in flight (interrupt again to stop now)\n",
+			"interrupted: 3 of 8 objects applied (3 created); 1 stopped in flight; 4 not started; run the same command again to finish\n",
+		} {
+			if !strings.Contains(errOut.String(), want) {
+				t.Errorf("json %v: stderr lacks %q:\n%s", jsonOut, want, errOut.String())
+			}
+		}
+		if jsonOut && !strings.Contains(out.String(), `"interrupted":true,"stopped":1,"notStarted":4`) {
+			t.Errorf("JSON summary does not say it was interrupted:\n%s", out.String())
+		}
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for concurrent use.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// graceRun is graceOnInterrupt running in the background.
+type graceRun struct {
+	interrupt func()
+	canceled  <-chan struct{} // closed when the work is canceled
+	stop      chan struct{}
+	done      chan struct{}
+	errOut    *lockedBuffer
+}
+
+func startGrace(t *testing.T, grace time.Duration) *graceRun {
+	t.Helper()
+	r := &graceRun{stop: make(chan struct{}), done: make(chan struct{}), errOut: &lockedBuffer{}}
+	a := &clusterApplier{progress: newProgress(IOStreams{ErrOut: r.errOut}, false), inFlight: map[int]*flight{1: {}}}
+	interrupted, interrupt := context.WithCancel(context.Background())
+	t.Cleanup(interrupt)
+	work, cancelWork := context.WithCancel(context.Background())
+	t.Cleanup(cancelWork)
+	r.interrupt, r.canceled = interrupt, work.Done()
+	go func() {
+		defer close(r.done)
+		a.graceOnInterrupt(interrupted, r.stop, cancelWork, grace)
+	}()
+	return r
+}
+
+// told waits until graceOnInterrupt has said it was interrupted, by which
+// time it listens for a second signal.
+func (r *graceRun) told() {
+	for !strings.Contains(r.errOut.String(), "interrupted") {
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func (r *graceRun) end() {
+	close(r.stop)
+	<-r.done
+}
+
+func (r *graceRun) wasCanceled() bool {
+	select {
+	case <-r.canceled:
+		return true
+	default:
+		return false
+	}
+}
+
+func TestGraceOnInterrupt(t *testing.T) {
+	t.Run("no interrupt", func(t *testing.T) {
+		r := startGrace(t, time.Millisecond)
+		r.end()
+		if r.wasCanceled() || r.errOut.String() != "" {
+			t.Errorf("canceled %v, stderr %q without an interrupt", r.wasCanceled(), r.errOut.String())
+		}
+	})
+	t.Run("the grace ends", func(t *testing.T) {
+		r := startGrace(t, 50*time.Millisecond)
+		r.interrupt()
+		select {
+		case <-r.canceled:
+		case <-time.After(10 * time.Second):
+			t.Fatal("work not canceled after the grace")
+		}
+		r.end()
+		if want := "interrupted: starting nothing new; waiting up to 50ms for 1 objects in flight"; !strings.Contains(r.errOut.String(), want) {
+			t.Errorf("stderr lacks %q: %q", want, r.errOut.String())
+		}
+	})
+	t.Run("work finishes within the grace", func(t *testing.T) {
+		r := startGrace(t, time.Hour)
+		r.interrupt()
+		r.told()
+		r.end()
+		if r.wasCanceled() {
+			t.Error("work canceled although it finished within the grace")
+		}
+	})
+	t.Run("a second SIGINT cancels at once", func(t *testing.T) {
+		r := startGrace(t, time.Hour)
+		r.interrupt()
+		r.told()
+		if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-r.canceled:
+		case <-time.After(10 * time.Second):
+			t.Fatal("work not canceled by a second SIGINT")
+		}
+		r.end()
+	})
+}
+
+func TestInterruptedEarly(t *testing.T) {
+	err := errors.New("reading the cluster's profile: boom")
+	if got := interruptedEarly(context.Background(), err); got != err {
+		t.Errorf("not interrupted: %v", got)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var ee *exitError
+	if got := interruptedEarly(ctx, err); !errors.As(got, &ee) || ee.Code != exitInterrupted || ee.Error() != "interrupted before anything was applied" {
+		t.Errorf("interrupted: %v", got)
 	}
 }
 

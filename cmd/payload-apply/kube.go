@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strconv"
 	"sync/atomic"
+	"time"
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -27,6 +29,12 @@ const (
 	clientQPS   = 500
 	clientBurst = 1000
 )
+
+// defaultRequestTimeout bounds each request (--request-timeout). The server
+// gives up on a request after 60 s (its --request-timeout) and queues one
+// for at most a quarter of that under priority and fairness; a request of
+// ours normally takes milliseconds.
+const defaultRequestTimeout = "30s"
 
 // kubeFlags are the kubeconfig flags, as clientcmd defines them:
 // --kubeconfig plus the overrides (--context, --server, --token, ...).
@@ -55,6 +63,10 @@ func (k *kubeFlags) addFlags(fs *pflag.FlagSet) {
 	names := clientcmd.RecommendedConfigOverrideFlags("")
 	// Objects name their own namespaces.
 	names.ContextOverrideFlags.Namespace = clientcmd.FlagInfo{}
+	// A request on a connection that stalls would otherwise wait forever
+	// (or until HTTP/2 health checks notice, 45 s): give up and retry.
+	names.Timeout.Default = defaultRequestTimeout
+	names.Timeout.Description = "give up on a single request after this long and retry it (0: never); no request of an apply takes long"
 	clientcmd.BindOverrideFlags(k.overrides, fs, names)
 	for _, hidden := range []string{"username", "password"} {
 		_ = fs.MarkHidden(hidden)
@@ -102,6 +114,7 @@ func (k *kubeFlags) restConfig(ctx context.Context, s IOStreams) (*rest.Config, 
 	}
 	cfg.QPS, cfg.Burst = clientQPS, clientBurst
 	cfg.UserAgent = "payload-apply/" + version()
+	setHTTP2HealthCheck(cfg.Timeout, os.Getenv, os.Setenv)
 	return cfg, nil
 }
 
@@ -152,6 +165,32 @@ func explainConnection(err error) error {
 	}
 	return fmt.Errorf("%w: the API server's certificate could not be verified with the certificate authority of the kubeconfig's cluster "+
 		"(certificate-authority or certificate-authority-data); give the right one, or pass --insecure-skip-tls-verify to skip verification (insecure)", err)
+}
+
+// The environment variables of client-go's HTTP/2 health check: a
+// connection that received nothing for HTTP2_READ_IDLE_TIMEOUT_SECONDS is
+// pinged, and closed when the ping is not answered within
+// HTTP2_PING_TIMEOUT_SECONDS (defaults 30 and 15).
+const (
+	envHTTP2ReadIdle = "HTTP2_READ_IDLE_TIMEOUT_SECONDS"
+	envHTTP2Ping     = "HTTP2_PING_TIMEOUT_SECONDS"
+)
+
+// setHTTP2HealthCheck makes client-go give up a stalled HTTP/2 connection
+// within about one request timeout, unless the environment says otherwise:
+// all requests share one connection, and requests that time out on it do
+// not close it; until the health check does, retries go to the same dead
+// connection (45 s by default).
+func setHTTP2HealthCheck(requestTimeout time.Duration, getenv func(string) string, setenv func(string, string) error) {
+	if requestTimeout <= 0 {
+		return
+	}
+	secs := max(1, int(requestTimeout/time.Second)/2)
+	for _, name := range []string{envHTTP2ReadIdle, envHTTP2Ping} {
+		if getenv(name) == "" {
+			_ = setenv(name, strconv.Itoa(secs))
+		}
+	}
 }
 
 // requestCounter counts the requests a client sends, by kind.

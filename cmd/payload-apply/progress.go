@@ -37,6 +37,9 @@ type progress struct {
 	// lastWait is the last wait report printed, to print only changes.
 	lastWait     string
 	lastWaitTime time.Time
+
+	// interrupt is set when the apply was interrupted.
+	interrupt *interruptCounts
 }
 
 func newProgress(s IOStreams, jsonOut bool) *progress {
@@ -87,9 +90,14 @@ type jsonEvent struct {
 	Pending []jsonPending `json:"pending,omitempty"`
 
 	// summary
-	Success  *bool          `json:"success,omitempty"`
-	Duration string         `json:"duration,omitempty"`
-	Changes  map[string]int `json:"changes,omitempty"`
+	Success *bool `json:"success,omitempty"`
+	// Interrupted: SIGINT or SIGTERM stopped the apply; Stopped objects
+	// were canceled in flight, NotStarted never started.
+	Interrupted bool           `json:"interrupted,omitempty"`
+	Stopped     *int           `json:"stopped,omitempty"`
+	NotStarted  *int           `json:"notStarted,omitempty"`
+	Duration    string         `json:"duration,omitempty"`
+	Changes     map[string]int `json:"changes,omitempty"`
 	// StepChanges counts the steps' outcomes by action.
 	StepChanges map[string]int `json:"stepChanges,omitempty"`
 	Requests    *jsonRequests  `json:"requests,omitempty"`
@@ -369,11 +377,35 @@ func (p *progress) slow(objs []resourceapply.Pending) {
 	p.line("%s", b.String())
 }
 
+// interrupting says that the apply was interrupted and waits for the
+// objects in flight.
+func (p *progress) interrupting(inFlight int, grace time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	msg := fmt.Sprintf("interrupted: starting nothing new; waiting up to %s for %d objects in flight (interrupt again to stop now)", grace, inFlight)
+	if p.json != nil {
+		p.emit(jsonEvent{Event: "interrupt", Message: msg, Done: intp(p.done), Total: p.total})
+	}
+	p.line("%s", msg)
+}
+
+// setInterrupted records what an interrupted apply did, for summary.
+func (p *progress) setInterrupted(c interruptCounts) {
+	p.mu.Lock()
+	p.interrupt = &c
+	p.mu.Unlock()
+}
+
 // summary reports the end of the apply: changes are the objects' outcomes
-// and steps the steps' (in the graph).
+// and steps the steps' (in the graph). An interrupted apply also says, on
+// stderr in either format, what it did and what is left.
 func (p *progress) summary(ok bool, elapsed time.Duration, changes, steps *resourceapply.ChangeSet, reads, writes int64, errs []string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.tty && p.barShown {
+		fmt.Fprint(p.errOut, "\r\033[K")
+		p.barShown = false
+	}
 	if p.json != nil {
 		count := func(cs *resourceapply.ChangeSet) map[string]int {
 			counts := map[string]int{}
@@ -382,19 +414,22 @@ func (p *progress) summary(ok bool, elapsed time.Duration, changes, steps *resou
 			}
 			return counts
 		}
-		p.emit(jsonEvent{Event: "summary", Success: &ok, Duration: elapsed.Round(time.Millisecond).String(), Changes: count(changes),
-			StepChanges: count(steps), Done: intp(p.done), Total: p.total, Requests: &jsonRequests{Reads: reads, Writes: writes}, Errors: errs})
-		return
+		e := jsonEvent{Event: "summary", Success: &ok, Duration: elapsed.Round(time.Millisecond).String(), Changes: count(changes),
+			StepChanges: count(steps), Done: intp(p.done), Total: p.total, Requests: &jsonRequests{Reads: reads, Writes: writes}, Errors: errs}
+		if p.interrupt != nil {
+			e.Interrupted, e.Stopped, e.NotStarted = true, intp(p.interrupt.Stopped), intp(p.interrupt.NotStarted)
+		}
+		p.emit(e)
+	} else {
+		ran, stepSummary := "", ""
+		if p.steps > 0 {
+			ran = fmt.Sprintf(" and ran %d of %s", len(steps.Entries)-steps.Count(resourceapply.Failed)-steps.Count(resourceapply.Skipped), plural(p.steps, "step"))
+			stepSummary = "; steps: " + steps.Summary()
+		}
+		fmt.Fprintf(p.errOut, "applied %d of %d objects%s in %s: %s%s; %d requests (%d writes)\n",
+			len(changes.Entries)-changes.Count(resourceapply.Failed), p.total-p.steps, ran, elapsed.Round(10*time.Millisecond), changes.Summary(), stepSummary, reads+writes, writes)
 	}
-	if p.tty && p.barShown {
-		fmt.Fprint(p.errOut, "\r\033[K")
-		p.barShown = false
+	if c := p.interrupt; c != nil {
+		fmt.Fprintf(p.errOut, "interrupted: %s; run the same command again to finish\n", c)
 	}
-	ran, stepSummary := "", ""
-	if p.steps > 0 {
-		ran = fmt.Sprintf(" and ran %d of %s", len(steps.Entries)-steps.Count(resourceapply.Failed)-steps.Count(resourceapply.Skipped), plural(p.steps, "step"))
-		stepSummary = "; steps: " + steps.Summary()
-	}
-	fmt.Fprintf(p.errOut, "applied %d of %d objects%s in %s: %s%s; %d requests (%d writes)\n",
-		len(changes.Entries)-changes.Count(resourceapply.Failed), p.total-p.steps, ran, elapsed.Round(10*time.Millisecond), changes.Summary(), stepSummary, reads+writes, writes)
 }

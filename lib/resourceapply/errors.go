@@ -235,16 +235,18 @@ func Classify(err error) Reason {
 }
 
 // retryable reports whether err is worth trying again: the server may
-// answer differently in a moment.
+// answer differently in a moment. A deadline that passed is one request's
+// (the client's request timeout, on a connection that stalled) unless the
+// caller's context ended too, which the retry loops check on their own.
 func retryable(err error) bool {
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || isSchemaError(err) ||
-		IsCertificateError(err) {
+	if err == nil || errors.Is(err, context.Canceled) || isSchemaError(err) || IsCertificateError(err) {
 		return false
 	}
 	switch {
 	case apierrors.IsConflict(err), apierrors.IsTooManyRequests(err), apierrors.IsServiceUnavailable(err),
 		apierrors.IsInternalError(err), apierrors.IsServerTimeout(err), apierrors.IsTimeout(err),
-		apierrors.IsUnexpectedServerError(err), isServerStatus(err), isConnectionError(err), isNetTimeout(err):
+		apierrors.IsUnexpectedServerError(err), isServerStatus(err), isConnectionError(err), isNetTimeout(err),
+		errors.Is(err, context.DeadlineExceeded):
 		return true
 	}
 	return false

@@ -8,9 +8,12 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"syscall"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -58,7 +61,7 @@ func TestClassify(t *testing.T) {
 		{"connection reset", fmt.Errorf("read: %w", syscall.ECONNRESET), ReasonUnavailable, true},
 		{"unexpected EOF", fmt.Errorf("stream: %w", io.ErrUnexpectedEOF), ReasonUnavailable, true},
 		{"net timeout", &url.Error{Op: "Get", URL: "x", Err: timeoutErr{}}, ReasonTimeout, true},
-		{"deadline", context.DeadlineExceeded, ReasonTimeout, false},
+		{"deadline of one request", context.DeadlineExceeded, ReasonTimeout, true},
 		{"canceled", fmt.Errorf("get: %w", context.Canceled), ReasonCanceled, false},
 		{"other", errors.New("something"), ReasonUnknown, false},
 		{"nil", nil, "", false},
@@ -124,5 +127,47 @@ func TestForbiddenNamesTheMissingPermission(t *testing.T) {
 	}
 	if _, ok := MissingPermission(errors.New(`User "bob" cannot get resource "pods" in API group "" at the cluster scope`)); ok {
 		t.Error("MissingPermission of an error that is not Forbidden")
+	}
+}
+
+// TestClientTimeoutIsRetried: a request that gets no answer in time (a
+// stalled connection) fails with the HTTP client's timeout, which is a
+// timeout worth retrying on a new connection.
+func TestClientTimeoutIsRetried(t *testing.T) {
+	stall := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-stall }))
+	defer srv.Close()
+	defer close(stall)
+	_, err := (&http.Client{Timeout: 50 * time.Millisecond}).Get(srv.URL)
+	if err == nil {
+		t.Fatal("no error from a stalled server")
+	}
+	if got := Classify(err); got != ReasonTimeout {
+		t.Errorf("Classify(%v) = %q, want Timeout", err, got)
+	}
+	if !retryable(err) {
+		t.Errorf("retryable(%v) = false", err)
+	}
+}
+
+// TestRetryStopsWithTheCaller: retrying a request that times out stops as
+// soon as the caller's own deadline passes, with the last error.
+func TestRetryStopsWithTheCaller(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	calls := 0
+	err := retry(ctx, RetryOptions{Timeout: time.Minute, InitialBackoff: 10 * time.Millisecond, MaxBackoff: 20 * time.Millisecond}, func() error {
+		calls++
+		return fmt.Errorf("request: %w", context.DeadlineExceeded)
+	})
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("retry took %s after the caller's deadline of 200ms", d)
+	}
+	if calls < 2 || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("%d calls, err %v", calls, err)
+	}
+	if ctx.Err() == nil {
+		t.Error("retry returned before the caller's deadline")
 	}
 }

@@ -71,8 +71,13 @@ type Manager struct {
 
 // NewManager returns a Manager for the cluster cfg points at. It shares one
 // HTTP client between its dynamic client and the discovery behind its
-// RESTMapper; the caller sets cfg's QPS and Burst.
+// RESTMapper; the caller sets cfg's QPS, Burst and Timeout (per request).
+// Requests the server sheds (429 or 503 with Retry-After) are retried by
+// client-go after that delay plus a random part of it, so that a burst of
+// them does not come back at the same instant.
 func NewManager(cfg *rest.Config, opts Options) (*Manager, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(newSpreadRetryAfter)
 	httpClient, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)

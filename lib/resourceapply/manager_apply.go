@@ -523,6 +523,7 @@ func prepare(obj *unstructured.Unstructured, mapping *meta.RESTMapping) (*unstru
 // nudged with an annotation added and removed again.
 func (m *Manager) waitEstablished(ctx context.Context, ri dynamic.ResourceInterface, name string, current *unstructured.Unstructured, opts ApplyOptions) error {
 	id := manifest.ID{Group: crdGK.Group, Kind: crdGK.Kind, Name: name}
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, opts.EstablishTimeout)
 	defer cancel()
 	last := Readiness{Message: "not read yet"}
@@ -568,6 +569,10 @@ func (m *Manager) waitEstablished(ctx context.Context, ri dynamic.ResourceInterf
 		}
 		wcancel()
 		switch {
+		case parent.Err() != nil:
+			// The caller gave up (an interrupt, the apply's timeout):
+			// not a CRD that failed to establish.
+			return m.fail(parent, id, "wait", fmt.Errorf("%w: not Established yet: %s", parent.Err(), last.Message))
 		case ctx.Err() != nil:
 			return &ApplyError{Object: id, Verb: "wait", Reason: ReasonTimeout,
 				Err: fmt.Errorf("not Established after %s: %s", opts.EstablishTimeout, last.Message)}

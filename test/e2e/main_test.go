@@ -125,8 +125,9 @@ type event struct {
 		Object  string `json:"object"`
 		Message string `json:"message"`
 	} `json:"pending"`
-	Success *bool          `json:"success"`
-	Changes map[string]int `json:"changes"`
+	Success     *bool          `json:"success"`
+	Interrupted *bool          `json:"interrupted"`
+	Changes     map[string]int `json:"changes"`
 	// StepChanges counts the steps' outcomes by action.
 	StepChanges map[string]int `json:"stepChanges"`
 	Requests    *struct {

@@ -5,7 +5,6 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"sort"
 	"strings"
 	"sync"
@@ -297,58 +296,4 @@ func TestApplyRealPayload(t *testing.T) {
 			t.Errorf("failures differ (-first +second):\n%s", diff)
 		}
 	})
-}
-
-// TestApplyAcrossAPIServerRestart kills kube-apiserver in the middle of an
-// apply of the real payload and starts it again: the apply rides it out,
-// and the server ends up holding what an uninterrupted apply leaves.
-func TestApplyAcrossAPIServerRestart(t *testing.T) {
-	objs := plannedObjects(t)
-	shared, _, uninterrupted := applyRealToShared(t)
-	s := apiserver.New(t, apiserver.Options{})
-
-	bg := startCLI(t, t.Context(), "apply", "--kubeconfig="+s.Kubeconfig, "--payload="+realPayload, "-o", "json")
-	var killedAt int
-	for e := range bg.events {
-		if e.Event == "task" && *e.Done >= 150 && killedAt == 0 {
-			killedAt = *e.Done
-			if err := s.Kill(apiserver.APIServer); err != nil {
-				t.Fatal(err)
-			}
-			if err := s.Restart(t.Context(), apiserver.APIServer); err != nil {
-				t.Fatal(err)
-			}
-			break
-		}
-	}
-	code, events := bg.wait(t)
-	if killedAt == 0 {
-		t.Fatal("the apply finished before kube-apiserver could be killed")
-	}
-	t.Logf("killed kube-apiserver after %d of %d tasks", killedAt, len(objs))
-	waits := map[string]bool{}
-	for _, e := range events {
-		if e.Event == "slow" {
-			for _, p := range e.Pending {
-				if i := strings.LastIndex(p.Message, " ("); i > 0 {
-					waits[p.Message[:i]] = true
-				}
-			}
-		}
-	}
-	t.Logf("what slow objects waited for: %v", waits)
-	if code != 1 {
-		t.Errorf("exit %d, want 1 as uninterrupted:\n%s", code, bg.stderr.String())
-	}
-	if diff := cmp.Diff(failures(uninterrupted), failures(events)); diff != "" {
-		t.Errorf("failures differ from an uninterrupted apply (-uninterrupted +interrupted):\n%s", diff)
-	}
-	want := newCluster(t, shared.RESTConfig()).state(t, objs)
-	got := newCluster(t, s.RESTConfig()).state(t, objs)
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("state differs from an uninterrupted apply (-uninterrupted +interrupted):\n%s", diff)
-	}
-	if t.Failed() {
-		fmt.Println(bg.stderr.String())
-	}
 }
