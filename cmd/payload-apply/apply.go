@@ -13,6 +13,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/payload-apply/payload-apply/lib/manifest"
+	"github.com/payload-apply/payload-apply/lib/requests"
 	"github.com/payload-apply/payload-apply/lib/resourceapply"
 	"github.com/payload-apply/payload-apply/payload"
 	"github.com/payload-apply/payload-apply/plan"
@@ -60,9 +61,10 @@ cluster-version operator does at install time:
 
 Objects are applied with server-side apply (field manager payload-apply,
 conflicts forced), one request per object, after reading the live object
-(not needed in a namespace this apply created): an object already as the
-payload says is not written, so applying again makes no writes and changes
-no resourceVersion. Objects annotated
+(not needed in a namespace this apply created; a kind with several objects
+is read by one list, per namespace for ConfigMaps and Secrets): an object
+already as the payload says is not written, so applying again makes no
+writes and changes no resourceVersion. Objects annotated
 release.openshift.io/create-only and ClusterOperators are created once and
 never updated; objects annotated release.openshift.io/delete are deleted.
 Transient failures (connection refused or reset, timeouts, 429, 5xx,
@@ -80,7 +82,8 @@ CRD, a namespace, a retry), and with --wait what is not ready yet and why;
 a progress bar when stderr is a terminal. With -o json, stdout gets one JSON
 object per line instead: "stage", "task" (file, doc, object, action, error,
 reason), "runLevel", "slow", "wait", "warning" and a final "summary" with
-the request counts.
+the request counts ("reads", "writes" and "byVerb": GET, LIST, WATCH,
+DISCOVERY, POST, PUT, PATCH, DELETE).
 
 The profile is --profile, else the "profile" key of ConfigMap
 openshift-config/cluster-profile when the cluster has it, else the default.
@@ -162,8 +165,8 @@ func (o *applyOptions) Run(ctx context.Context, s IOStreams) error {
 	}
 	prog := newProgress(s, o.output == "json")
 	cfg.WarningHandler = prog
-	var requests requestCounter
-	requests.wrap(cfg)
+	var counter requests.Counter
+	counter.Wrap(cfg)
 	mgr, err := resourceapply.NewManager(cfg, resourceapply.Options{})
 	if err != nil {
 		return err
@@ -183,6 +186,7 @@ func (o *applyOptions) Run(ctx context.Context, s IOStreams) error {
 	}
 	mgr.ExpectKinds(resourceapply.CRDKinds(objs)...)
 	mgr.ExpectNamespaces(resourceapply.Namespaces(objs)...)
+	mgr.ExpectObjects(objs...)
 
 	prog.setTotal(len(p.Graph.Tasks))
 	applyOpts := resourceapply.DefaultApplyOptions()
@@ -257,7 +261,7 @@ func (o *applyOptions) Run(ctx context.Context, s IOStreams) error {
 	for _, e := range errs {
 		lines = append(lines, errorLines(e)...)
 	}
-	prog.summary(len(errs) == 0, time.Since(start), changes, requests.reads.Load(), requests.writes.Load(), lines)
+	prog.summary(len(errs) == 0, time.Since(start), changes, counter.Counts(), lines)
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}

@@ -82,7 +82,7 @@ func progressRun(t *testing.T, p *progress) {
 	p.wait("applied objects", resourceapply.WaitProgress{Ready: 0, Total: 1, Pending: []resourceapply.Pending{{Object: ms[0].ID(), Message: "Terminating"}}})
 	cs := &resourceapply.ChangeSet{}
 	cs.Add(resourceapply.Change{Action: resourceapply.Created}, resourceapply.Change{Action: resourceapply.Failed})
-	p.summary(false, 1500*time.Millisecond, cs, 3, 2, []string{"ConfigMap/ns/c: apply: invalid: bad"})
+	p.summary(false, 1500*time.Millisecond, cs, map[string]int64{"GET": 2, "LIST": 1, "PATCH": 2}, []string{"ConfigMap/ns/c: apply: invalid: bad"})
 }
 
 func TestProgressText(t *testing.T) {
@@ -131,7 +131,7 @@ func TestProgressJSON(t *testing.T) {
 		{"event": "runLevel", "runLevel": 50.0, "tasks": 2.0, "applied": 1.0, "failed": 1.0, "done": 2.0, "total": 2.0},
 		{"event": "wait", "message": "applied objects", "ready": 0.0, "total": 1.0, "pending": []any{map[string]any{"object": "Namespace/ns", "message": "Terminating"}}},
 		{"event": "summary", "success": false, "duration": "1.5s", "changes": map[string]any{"Created": 1.0, "Failed": 1.0}, "done": 2.0, "total": 2.0,
-			"requests": map[string]any{"reads": 3.0, "writes": 2.0}, "errors": []any{"ConfigMap/ns/c: apply: invalid: bad"}},
+			"requests": map[string]any{"reads": 3.0, "writes": 2.0, "byVerb": map[string]any{"GET": 2.0, "LIST": 1.0, "PATCH": 2.0}}, "errors": []any{"ConfigMap/ns/c: apply: invalid: bad"}},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)

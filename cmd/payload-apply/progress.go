@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/payload-apply/payload-apply/lib/requests"
 	"github.com/payload-apply/payload-apply/lib/resourceapply"
 	"github.com/payload-apply/payload-apply/payload"
 )
@@ -98,8 +99,9 @@ type jsonPending struct {
 }
 
 type jsonRequests struct {
-	Reads  int64 `json:"reads"`
-	Writes int64 `json:"writes"`
+	Reads  int64            `json:"reads"`
+	Writes int64            `json:"writes"`
+	ByVerb map[string]int64 `json:"byVerb,omitempty"`
 }
 
 func intp(i int) *int { return &i }
@@ -295,7 +297,16 @@ func (p *progress) slow(objs []resourceapply.Pending) {
 }
 
 // summary reports the end of the apply.
-func (p *progress) summary(ok bool, elapsed time.Duration, changes *resourceapply.ChangeSet, reads, writes int64, errs []string) {
+// byVerb holds the request counts by verb (lib/requests).
+func (p *progress) summary(ok bool, elapsed time.Duration, changes *resourceapply.ChangeSet, byVerb map[string]int64, errs []string) {
+	var reads, writes int64
+	for verb, n := range byVerb {
+		if requests.IsWrite(verb) {
+			writes += n
+		} else {
+			reads += n
+		}
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.json != nil {
@@ -304,7 +315,7 @@ func (p *progress) summary(ok bool, elapsed time.Duration, changes *resourceappl
 			counts[string(c.Action)]++
 		}
 		p.emit(jsonEvent{Event: "summary", Success: &ok, Duration: elapsed.Round(time.Millisecond).String(), Changes: counts,
-			Done: intp(p.done), Total: p.total, Requests: &jsonRequests{Reads: reads, Writes: writes}, Errors: errs})
+			Done: intp(p.done), Total: p.total, Requests: &jsonRequests{Reads: reads, Writes: writes, ByVerb: byVerb}, Errors: errs})
 		return
 	}
 	if p.tty && p.barShown {

@@ -31,10 +31,12 @@ type Options struct {
 }
 
 // Manager applies objects to one cluster, deletes them and waits for them.
-// Its methods are safe for concurrent use. It keeps no state about objects
-// beyond what it needs to map kinds: which kinds are expected (their
-// CustomResourceDefinition is part of the apply) and, in a dry run, which
-// namespaces and kinds the run would have created.
+// Its methods are safe for concurrent use. It keeps little state about
+// objects: what it needs to map kinds (which kinds are expected, their
+// CustomResourceDefinition being part of the apply), in a dry run which
+// namespaces and kinds the run would have created, and the lists it reads
+// objects from (see ExpectObjects), each for a few seconds and each listed
+// object for one read.
 type Manager struct {
 	client       dynamic.Interface
 	mapper       meta.ResettableRESTMapper
@@ -67,6 +69,14 @@ type Manager struct {
 	// createdKinds are kinds whose CustomResourceDefinition this Manager
 	// created.
 	createdKinds map[schema.GroupKind]bool
+	// planned are the objects of the apply by kind (ExpectObjects), lists
+	// the lists read for them, tooBig resources too many to list across
+	// namespaces.
+	planned map[schema.GroupVersionKind]*plannedKind
+	lists   map[listKey]*listEntry
+	tooBig  map[schema.GroupVersionResource]bool
+	// listMin is listMin but in tests.
+	listMin int
 }
 
 // NewManager returns a Manager for the cluster cfg points at. It shares one
@@ -113,6 +123,10 @@ func New(client dynamic.Interface, mapper meta.ResettableRESTMapper, opts Option
 		namespaces:         map[string]bool{},
 		appliedInCreated:   map[manifest.ID]bool{},
 		createdKinds:       map[schema.GroupKind]bool{},
+		planned:            map[schema.GroupVersionKind]*plannedKind{},
+		lists:              map[listKey]*listEntry{},
+		tooBig:             map[schema.GroupVersionResource]bool{},
+		listMin:            listMin,
 	}
 }
 
