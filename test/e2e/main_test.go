@@ -127,8 +127,9 @@ type event struct {
 	Success  *bool          `json:"success"`
 	Changes  map[string]int `json:"changes"`
 	Requests *struct {
-		Reads  int64 `json:"reads"`
-		Writes int64 `json:"writes"`
+		Reads  int64            `json:"reads"`
+		Writes int64            `json:"writes"`
+		ByVerb map[string]int64 `json:"byVerb"`
 	} `json:"requests"`
 	Errors []string `json:"errors"`
 }
