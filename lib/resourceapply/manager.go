@@ -176,15 +176,25 @@ func (m *Manager) crdEstablished() {
 	m.mu.Unlock()
 }
 
-// mapping returns the REST mapping of gvk, resetting the mapper first when
-// a CustomResourceDefinition became established since its last reset.
+// mapping returns the REST mapping of gvk. A kind the mapper does not know
+// is looked up again after a reset when a CustomResourceDefinition became
+// established since the last one: kinds it knows need no new discovery,
+// and one reset serves every CRD established before it.
 func (m *Manager) mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
+	mapping, err := m.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err == nil || !meta.IsNoMatchError(err) {
+		return mapping, err
+	}
 	m.mu.Lock()
-	if m.mapperGen != m.crdGen {
+	stale := m.mapperGen != m.crdGen
+	if stale {
 		m.mapper.Reset()
 		m.mapperGen = m.crdGen
 	}
 	m.mu.Unlock()
+	if !stale {
+		return nil, err
+	}
 	return m.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 }
 
