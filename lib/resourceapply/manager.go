@@ -75,8 +75,9 @@ type Manager struct {
 	planned map[schema.GroupVersionKind]*plannedKind
 	lists   map[listKey]*listEntry
 	tooBig  map[schema.GroupVersionResource]bool
-	// listMin is listMin but in tests.
+	// listMin is listMin but in tests; lister reads lists.
 	listMin int
+	lister  lister
 }
 
 // NewManager returns a Manager for the cluster cfg points at. It shares one
@@ -95,8 +96,17 @@ func NewManager(cfg *rest.Config, opts Options) (*Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("discovery: %w", err)
 	}
+	// The client lists go through, as the dynamic client's is made.
+	listCfg := dynamic.ConfigFor(cfg)
+	listCfg.GroupVersion, listCfg.APIPath = nil, ""
+	rc, err := rest.UnversionedRESTClientForConfigAndClient(listCfg, httpClient)
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
-	return New(client, mapper, opts), nil
+	m := New(client, mapper, opts)
+	m.lister = restLister(rc)
+	return m, nil
 }
 
 // New returns a Manager using client and mapper. The mapper is reset when
@@ -127,6 +137,7 @@ func New(client dynamic.Interface, mapper meta.ResettableRESTMapper, opts Option
 		lists:              map[listKey]*listEntry{},
 		tooBig:             map[schema.GroupVersionResource]bool{},
 		listMin:            listMin,
+		lister:             dynamicLister(client),
 	}
 }
 

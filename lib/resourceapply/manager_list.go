@@ -2,6 +2,9 @@ package resourceapply
 
 import (
 	"context"
+	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -9,7 +12,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 )
 
 // Reads by list. Applying a payload again reads every object to compare it
@@ -198,15 +203,12 @@ func (m *Manager) list(ctx context.Context, key listKey, want int, opts ApplyOpt
 // readList lists key: at most limit objects, else over is true. Items are
 // nil when the list cannot answer reads.
 func (m *Manager) readList(ctx context.Context, key listKey, limit int64, opts ApplyOptions) (items map[string]*unstructured.Unstructured, over bool, err error) {
-	var ri dynamic.ResourceInterface = m.client.Resource(key.gvr)
-	if key.namespace != "" {
-		ri = m.client.Resource(key.gvr).Namespace(key.namespace)
-	}
-	var list *unstructured.UnstructuredList
+	var listed []*unstructured.Unstructured
+	var cont string
 	err = retry(ctx, opts.Retry, func() error {
 		var err error
 		// No resourceVersion: a consistent read of the latest state.
-		list, err = ri.List(ctx, metav1.ListOptions{Limit: limit})
+		listed, cont, err = m.lister(ctx, key, limit)
 		return err
 	})
 	switch {
@@ -215,15 +217,81 @@ func (m *Manager) readList(ctx context.Context, key listKey, limit int64, opts A
 		return nil, false, nil
 	case err != nil:
 		return nil, false, err
-	case list.GetContinue() != "":
+	case cont != "":
 		return nil, true, nil
 	}
-	items = make(map[string]*unstructured.Unstructured, len(list.Items))
-	for i := range list.Items {
-		it := &list.Items[i]
+	items = make(map[string]*unstructured.Unstructured, len(listed))
+	for _, it := range listed {
 		items[objectKey(it.GetNamespace(), it.GetName())] = it
 	}
 	return items, false, nil
+}
+
+// lister lists at most limit objects of key, and says whether there are
+// more (a continue token).
+type lister func(ctx context.Context, key listKey, limit int64) (items []*unstructured.Unstructured, cont string, err error)
+
+// dynamicLister lists with a dynamic client.
+func dynamicLister(client dynamic.Interface) lister {
+	return func(ctx context.Context, key listKey, limit int64) ([]*unstructured.Unstructured, string, error) {
+		var ri dynamic.ResourceInterface = client.Resource(key.gvr)
+		if key.namespace != "" {
+			ri = client.Resource(key.gvr).Namespace(key.namespace)
+		}
+		l, err := ri.List(ctx, metav1.ListOptions{Limit: limit})
+		if err != nil {
+			return nil, "", err
+		}
+		out := make([]*unstructured.Unstructured, len(l.Items))
+		for i := range l.Items {
+			out[i] = &l.Items[i]
+		}
+		return out, l.GetContinue(), nil
+	}
+}
+
+// restLister lists with a REST client and decodes the list in one pass
+// (the dynamic client decodes every item twice, and checks it a third
+// time), as the dynamic client would: numbers that are integers become
+// int64, and items get the list's apiVersion and kind less "List".
+func restLister(rc rest.Interface) lister {
+	return func(ctx context.Context, key listKey, limit int64) ([]*unstructured.Unstructured, string, error) {
+		path := []string{"/apis", key.gvr.Group, key.gvr.Version}
+		if key.gvr.Group == "" {
+			path = []string{"/api", key.gvr.Version}
+		}
+		if key.namespace != "" {
+			path = append(path, "namespaces", key.namespace)
+		}
+		path = append(path, key.gvr.Resource)
+		body, err := rc.Get().AbsPath(path...).Param("limit", strconv.FormatInt(limit, 10)).Do(ctx).Raw()
+		if err != nil {
+			return nil, "", err
+		}
+		var list map[string]any
+		if err := utiljson.Unmarshal(body, &list); err != nil {
+			return nil, "", fmt.Errorf("decoding the list of %s: %w", key.gvr, err)
+		}
+		apiVersion, _ := list["apiVersion"].(string)
+		kind, _ := list["kind"].(string)
+		kind = strings.TrimSuffix(kind, "List")
+		raw, _ := list["items"].([]any)
+		out := make([]*unstructured.Unstructured, 0, len(raw))
+		for i, it := range raw {
+			obj, ok := it.(map[string]any)
+			if !ok {
+				return nil, "", fmt.Errorf("decoding the list of %s: item %d is not an object", key.gvr, i)
+			}
+			u := &unstructured.Unstructured{Object: obj}
+			if u.GetAPIVersion() == "" && u.GetKind() == "" {
+				u.SetAPIVersion(apiVersion)
+				u.SetKind(kind)
+			}
+			out = append(out, u)
+		}
+		cont, _, _ := unstructured.NestedString(list, "metadata", "continue")
+		return out, cont, nil
+	}
 }
 
 // take answers the read of one object from e: the listed object, or nil

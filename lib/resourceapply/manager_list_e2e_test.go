@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -188,4 +189,45 @@ func TestReadsByList(t *testing.T) {
 			t.Errorf("requests (-want +got):\n%s", diff)
 		}
 	})
+}
+
+// TestRESTListerDecodesAsDynamic: the one-pass decoding of lists gives the
+// objects the dynamic client gives, numbers and item kinds included.
+func TestRESTListerDecodesAsDynamic(t *testing.T) {
+	s := apiserver.Shared(t)
+	mgr, _ := verbManager(t, s, nil)
+	dyn := dynamicLister(mgr.client)
+	for _, key := range []listKey{
+		{gvr: schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"}, all: true},
+		{gvr: schema.GroupVersionResource{Group: "flowcontrol.apiserver.k8s.io", Version: "v1", Resource: "flowschemas"}},
+		{gvr: schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}},
+		{gvr: schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"}},
+		{gvr: schema.GroupVersionResource{Group: "flowcontrol.apiserver.k8s.io", Version: "v1", Resource: "prioritylevelconfigurations"}},
+		{gvr: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, namespace: "kube-system"},
+	} {
+		want, wantCont, err := dyn(t.Context(), key, 500)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, gotCont, err := mgr.lister(t.Context(), key, 500)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(want) == 0 {
+			t.Errorf("%v: nothing listed: the test proves nothing", key)
+		}
+		if diff := cmp.Diff(want, got); diff != "" || gotCont != wantCont {
+			t.Errorf("%v: (-dynamic +rest):\n%s\ncontinue %q, want %q", key, diff, gotCont, wantCont)
+		}
+	}
+	// Past the limit: a continue token.
+	_, cont, err := mgr.lister(t.Context(), listKey{gvr: schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"}}, 1)
+	if err != nil || cont == "" {
+		t.Errorf("limit 1: continue %q, %v", cont, err)
+	}
+	// An unknown resource: NotFound, as the dynamic client says.
+	_, _, err = mgr.lister(t.Context(), listKey{gvr: schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "nothings"}}, 1)
+	if !apierrors.IsNotFound(err) {
+		t.Errorf("unknown resource: %v, want NotFound", err)
+	}
 }
