@@ -113,8 +113,17 @@ func (m *Manager) Apply(ctx context.Context, obj *unstructured.Unstructured, opt
 	var live *unstructured.Unstructured
 	readSkipped := !opts.DryRun && m.firstInCreatedNamespace(id)
 	if !readSkipped {
-		if live, err = m.read(ctx, mapping, ri, ns, name, opts); err != nil {
+		var listed bool
+		if live, listed, err = m.read(ctx, mapping, ri, ns, name, opts); err != nil {
 			return change, m.fail(ctx, id, "get", err)
+		}
+		if live == nil && listed && createOnly {
+			// Missing from a list read a few seconds ago: a create-only
+			// object is never updated, so make sure it is still missing
+			// before creating it (which may be by server-side apply).
+			if live, err = m.get(ctx, ri, name, opts); err != nil {
+				return change, m.fail(ctx, id, "get", err)
+			}
 		}
 	}
 	// Whatever is written, no list read before answers for it again.

@@ -32,7 +32,7 @@ func (m *Manager) Delete(ctx context.Context, obj *unstructured.Unstructured, op
 		return change, &ApplyError{Object: id, Verb: "delete", Reason: ReasonInvalid, Err: err}
 	}
 	ri := m.resource(mapping, required.GetNamespace())
-	live, err := m.read(ctx, mapping, ri, required.GetNamespace(), required.GetName(), opts)
+	live, _, err := m.read(ctx, mapping, ri, required.GetNamespace(), required.GetName(), opts)
 	switch {
 	case err != nil:
 		return change, m.fail(ctx, id, "get", err)

@@ -311,18 +311,20 @@ func (m *Manager) take(e *listEntry, namespace, name string) (obj *unstructured.
 }
 
 // read returns the live object, or nil when there is none: from a list
-// when the apply has several objects of its kind, else by GET.
-func (m *Manager) read(ctx context.Context, mapping *meta.RESTMapping, ri dynamic.ResourceInterface, namespace, name string, opts ApplyOptions) (*unstructured.Unstructured, error) {
+// when the apply has several objects of its kind (listed says so), else by
+// GET.
+func (m *Manager) read(ctx context.Context, mapping *meta.RESTMapping, ri dynamic.ResourceInterface, namespace, name string, opts ApplyOptions) (obj *unstructured.Unstructured, listed bool, err error) {
 	e, err := m.listed(ctx, mapping, namespace, opts)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if e != nil {
 		if obj, answered := m.take(e, namespace, name); answered {
-			return obj, nil
+			return obj, true, nil
 		}
 	}
-	return m.get(ctx, ri, name, opts)
+	obj, err = m.get(ctx, ri, name, opts)
+	return obj, false, err
 }
 
 // forget notes that this Manager wrote an object: no list read before

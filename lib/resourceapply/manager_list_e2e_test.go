@@ -160,6 +160,33 @@ func TestReadsByList(t *testing.T) {
 		}
 	})
 
+	t.Run("create-only made after the list is left alone", func(t *testing.T) {
+		// Two create-only ConfigMaps: the first apply lists them, then
+		// someone else creates the second.
+		var pair []*unstructured.Unstructured
+		for _, n := range []string{"late-1", "late-2"} {
+			pair = append(pair, parse(t, fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s, namespace: %s, annotations: {release.openshift.io/create-only: \"true\"}}\ndata: {k: ours}\n", n, e.ns)))
+		}
+		mgr, c := verbManager(t, s, pair)
+		ch, err := mgr.Apply(t.Context(), pair[0], DefaultApplyOptions())
+		mustAction(t, ch, err, Created)
+		theirs := pair[1].DeepCopy()
+		_ = unstructured.SetNestedField(theirs.Object, "theirs", "data", "k")
+		if _, err := e.client.Resource(configMaps).Namespace(e.ns).Create(t.Context(), theirs, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		ch, err = mgr.Apply(t.Context(), pair[1], DefaultApplyOptions())
+		mustAction(t, ch, err, Skipped)
+		if v, _, _ := unstructured.NestedString(e.get(configMaps, e.ns, "late-2").Object, "data", "k"); v != "theirs" {
+			t.Errorf("late-2 data.k %q: a create-only object was overwritten", v)
+		}
+		// One list, a GET of each (missing from the list), one of the
+		// namespace, and the first one's create.
+		if diff := cmp.Diff(map[string]int64{requests.List: 1, requests.Get: 3, requests.Post: 1}, counts(c)); diff != "" {
+			t.Errorf("requests (-want +got):\n%s", diff)
+		}
+	})
+
 	t.Run("lists that would hold too much", func(t *testing.T) {
 		// Seven more ConfigMaps and Roles the apply does not hold, and
 		// lists of at most 4 objects per object wanted (listMin 1).
