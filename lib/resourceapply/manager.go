@@ -109,9 +109,10 @@ func NewManager(cfg *rest.Config, opts Options) (*Manager, error) {
 	return m, nil
 }
 
-// New returns a Manager using client and mapper. The mapper is reset when
-// a CustomResourceDefinition this Manager applied becomes established, and
-// when an expected kind has no match yet.
+// New returns a Manager using client and mapper, and client for lists too.
+// The mapper is reset when a kind has no match and a
+// CustomResourceDefinition this Manager applied became established since
+// the last reset, and while an expected kind has no match yet.
 func New(client dynamic.Interface, mapper meta.ResettableRESTMapper, opts Options) *Manager {
 	fm := opts.FieldManager
 	if fm == "" {

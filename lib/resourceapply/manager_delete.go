@@ -13,8 +13,7 @@ import (
 // is already gone, or whose kind the server does not know, is Skipped; one
 // already being deleted is Skipped too, without a second request. It reads
 // the object first (from a list, see ExpectObjects), so a repeated Delete
-// writes nothing. It does not wait
-// for finalizers. Errors are *ApplyError.
+// writes nothing. It does not wait for finalizers. Errors are *ApplyError.
 func (m *Manager) Delete(ctx context.Context, obj *unstructured.Unstructured, opts ApplyOptions) (Change, error) {
 	id := IDOf(obj)
 	ctx = withWaitNote(ctx, id, opts.OnWait)
