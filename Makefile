@@ -44,14 +44,16 @@ verify:
 
 # Go benchmarks, then the alternating comparisons and the scale runs
 # recorded in docs/benchmarks.md: render --list against library-go's path,
-# apply and the live diff against kubectl, the 4 profiles x 5 feature sets
-# against one render, and time and peak RSS
+# apply against kubectl and the raw limit, no-op re-applies, the live diff
+# against kubectl diff,
+# the 4 profiles x 5 feature sets against one render, and time and peak RSS
 # of render --list over generated payloads of 1 and 10 releases.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	$(GO) run ./hack/benchratio -pkg ./plan -bench BenchmarkLoadSelectGraph -rounds 7 -benchtime 3x
 	$(GO) run ./hack/applybench -rounds 5
 	$(GO) run ./hack/diffbench -rounds 7
+	$(GO) run ./hack/applybench -only reapply -rounds 5 -noops 5
 	$(GO) run ./hack/benchratio -pkg ./plan -bench BenchmarkRenderMatrix -a all -b one -rounds 7 -benchtime 3x
 	$(GO) run ./hack/benchscale -scales 1,10 -rounds 5
 

@@ -98,7 +98,7 @@ func progressRun(t *testing.T, p *progress) {
 	cs, steps := &resourceapply.ChangeSet{}, &resourceapply.ChangeSet{}
 	cs.Add(resourceapply.Change{Action: resourceapply.Created}, resourceapply.Change{Action: resourceapply.Failed})
 	steps.Add(resourceapply.Change{Action: resourceapply.Configured})
-	p.summary(false, 1500*time.Millisecond, cs, steps, 3, 2, []string{"ConfigMap/ns/c: apply: invalid: bad"})
+	p.summary(false, 1500*time.Millisecond, cs, steps, map[string]int64{"GET": 2, "LIST": 1, "PATCH": 2}, []string{"ConfigMap/ns/c: apply: invalid: bad"})
 }
 
 // namedStep is a payload.Step for tests.
@@ -205,7 +205,7 @@ func TestProgressJSON(t *testing.T) {
 		{"event": "wait", "message": "applied objects", "ready": 0.0, "total": 1.0, "pending": []any{map[string]any{"object": "Namespace/ns", "message": "Terminating"}}},
 		{"event": "summary", "success": false, "duration": "1.5s", "changes": map[string]any{"Created": 1.0, "Failed": 1.0},
 			"stepChanges": map[string]any{"Configured": 1.0}, "done": 3.0, "total": 3.0,
-			"requests": map[string]any{"reads": 3.0, "writes": 2.0}, "errors": []any{"ConfigMap/ns/c: apply: invalid: bad"}},
+			"requests": map[string]any{"reads": 3.0, "writes": 2.0, "byVerb": map[string]any{"GET": 2.0, "LIST": 1.0, "PATCH": 2.0}}, "errors": []any{"ConfigMap/ns/c: apply: invalid: bad"}},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
@@ -303,7 +303,7 @@ func TestProgressInterrupted(t *testing.T) {
 		p.interrupting(2, 10*time.Second)
 		p.setInterrupted(interruptCounts{Applied: 3, Stopped: 1, NotStarted: 4, Total: 8, Summary: "3 created"})
 		cs := &resourceapply.ChangeSet{}
-		p.summary(false, time.Second, cs, &resourceapply.ChangeSet{}, 1, 1, nil)
+		p.summary(false, time.Second, cs, &resourceapply.ChangeSet{}, map[string]int64{"GET": 1, "PATCH": 1}, nil)
 		for _, want := range []string{
 			"interrupted: starting nothing new; waiting up to 10s for 2 objects in flight (interrupt again to stop now)\n",
 			"interrupted: 3 of 8 objects applied (3 created); 1 stopped in flight; 4 not started; run the same command again to finish\n",

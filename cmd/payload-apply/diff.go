@@ -16,6 +16,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/payload-apply/payload-apply/lib/diff"
+	"github.com/payload-apply/payload-apply/lib/requests"
 	"github.com/payload-apply/payload-apply/lib/resourceapply"
 	"github.com/payload-apply/payload-apply/payload"
 	"github.com/payload-apply/payload-apply/plan"
@@ -238,8 +239,8 @@ func (o *diffOptions) runLive(ctx context.Context, s IOStreams) error {
 		return fail(err)
 	}
 	cfg.WarningHandler = &warnOnce{w: s.ErrOut, seen: map[string]bool{}}
-	var requests requestCounter
-	requests.wrap(cfg)
+	var counter requests.Counter
+	counter.Wrap(cfg)
 	mgr, err := resourceapply.NewManager(cfg, resourceapply.Options{})
 	if err != nil {
 		return fail(err)
@@ -285,7 +286,7 @@ func (o *diffOptions) runLive(ctx context.Context, s IOStreams) error {
 			merged = append(merged, o)
 		}
 	}
-	logger.V(1).Info("Requests", "reads", requests.reads.Load(), "writes", requests.writes.Load())
+	logger.V(1).Info("Requests", "reads", counter.Reads(), "writes", counter.Writes(), "byVerb", counter.Counts())
 	r, err := diff.Compare(live, merged, diff.Options{})
 	if err != nil {
 		return fail(err)

@@ -3,10 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -192,34 +190,6 @@ func setHTTP2HealthCheck(requestTimeout time.Duration, getenv func(string) strin
 		}
 	}
 }
-
-// requestCounter counts the requests a client sends, by kind.
-type requestCounter struct {
-	reads, writes atomic.Int64
-}
-
-// wrap installs the counter on cfg's transport.
-func (c *requestCounter) wrap(cfg *rest.Config) {
-	prev := cfg.WrapTransport
-	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
-		if prev != nil {
-			rt = prev(rt)
-		}
-		return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
-			switch req.Method {
-			case http.MethodGet, http.MethodHead, http.MethodOptions:
-				c.reads.Add(1)
-			default:
-				c.writes.Add(1)
-			}
-			return rt.RoundTrip(req)
-		})
-	}
-}
-
-type roundTripperFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // The ConfigMap a cluster names its profile in: openshift-config/cluster-profile,
 // key "profile".

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/payload-apply/payload-apply/lib/requests"
 	"github.com/payload-apply/payload-apply/lib/resourceapply"
 	"github.com/payload-apply/payload-apply/payload"
 )
@@ -110,8 +111,9 @@ type jsonPending struct {
 }
 
 type jsonRequests struct {
-	Reads  int64 `json:"reads"`
-	Writes int64 `json:"writes"`
+	Reads  int64            `json:"reads"`
+	Writes int64            `json:"writes"`
+	ByVerb map[string]int64 `json:"byVerb,omitempty"`
 }
 
 func intp(i int) *int { return &i }
@@ -399,7 +401,17 @@ func (p *progress) setInterrupted(c interruptCounts) {
 // summary reports the end of the apply: changes are the objects' outcomes
 // and steps the steps' (in the graph). An interrupted apply also says, on
 // stderr in either format, what it did and what is left.
-func (p *progress) summary(ok bool, elapsed time.Duration, changes, steps *resourceapply.ChangeSet, reads, writes int64, errs []string) {
+//
+// byVerb holds the request counts by verb (lib/requests).
+func (p *progress) summary(ok bool, elapsed time.Duration, changes, steps *resourceapply.ChangeSet, byVerb map[string]int64, errs []string) {
+	var reads, writes int64
+	for verb, n := range byVerb {
+		if requests.IsWrite(verb) {
+			writes += n
+		} else {
+			reads += n
+		}
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.tty && p.barShown {
@@ -415,7 +427,7 @@ func (p *progress) summary(ok bool, elapsed time.Duration, changes, steps *resou
 			return counts
 		}
 		e := jsonEvent{Event: "summary", Success: &ok, Duration: elapsed.Round(time.Millisecond).String(), Changes: count(changes),
-			StepChanges: count(steps), Done: intp(p.done), Total: p.total, Requests: &jsonRequests{Reads: reads, Writes: writes}, Errors: errs}
+			StepChanges: count(steps), Done: intp(p.done), Total: p.total, Requests: &jsonRequests{Reads: reads, Writes: writes, ByVerb: byVerb}, Errors: errs}
 		if p.interrupt != nil {
 			e.Interrupted, e.Stopped, e.NotStarted = true, intp(p.interrupt.Stopped), intp(p.interrupt.NotStarted)
 		}

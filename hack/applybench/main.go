@@ -14,7 +14,13 @@
 //   - raw: the limit: every object server-side applied at once (64
 //     requests in flight, no client-side rate limit, no reads, no order),
 //     objects that fail because their type or namespace does not exist yet
-//     retried in rounds until nothing more succeeds.
+//     retried in rounds until nothing more succeeds;
+//   - reapply (only when named in -only): the cli's first apply, then
+//     -noops applies of the same payload again, which change nothing; with
+//     -base-bin, another build of the command (an older one, say) applies
+//     again too, alternately with this one on the same server. Times and
+//     request counts (from the summary of -o json) are reported per kind
+//     of run, with the ratio of first apply to no-op apply.
 //
 // Each run gets a new etcd and kube-apiserver (test/apiserver), so every
 // run starts from an empty cluster. The contenders run alternately, round
@@ -24,10 +30,12 @@
 // Usage (from the repository root):
 //
 //	go run ./hack/applybench [-payload ../shared/testdata/ocp-payload] [-rounds 5] [-only cli,kubectl]
+//	go run ./hack/applybench -only reapply [-noops 5] [-base-bin /path/to/old/payload-apply]
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -52,6 +60,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/payload-apply/payload-apply/lib/manifest"
+	"github.com/payload-apply/payload-apply/lib/requests"
 	"github.com/payload-apply/payload-apply/lib/resourceapply"
 	"github.com/payload-apply/payload-apply/payload"
 	"github.com/payload-apply/payload-apply/plan"
@@ -63,12 +72,14 @@ func main() {
 	rounds := flag.Int("rounds", 5, "alternating rounds")
 	only := flag.String("only", "cli,cli-install,engine,kubectl,raw", "contenders to run, comma separated")
 	parallelism := flag.Int("parallelism", 0, "--parallelism for cli and engine (0: the command's default)")
+	noops := flag.Int("noops", 5, "reapply: applies again after each first apply")
+	baseBin := flag.String("base-bin", "", "reapply: another payload-apply binary to apply again with, alternately")
 	flag.Parse()
 	if _, err := os.Stat(filepath.Join(*payloadDir, "release-manifests")); err != nil {
 		fmt.Fprintf(os.Stderr, "applybench: skipping: no payload at %s (%v)\n", *payloadDir, err)
 		os.Exit(0)
 	}
-	if err := run(*payloadDir, *rounds, strings.Split(*only, ","), *parallelism); err != nil {
+	if err := run(*payloadDir, *rounds, strings.Split(*only, ","), *parallelism, *noops, *baseBin); err != nil {
 		fmt.Fprintln(os.Stderr, "applybench:", err)
 		os.Exit(1)
 	}
@@ -84,16 +95,27 @@ type bench struct {
 	stageFiles  []string // CRDs and Namespaces, for kubectl
 	levelDirs   []string // one directory per run level, in order
 	binDir      string
+	noops       int
+	baseBin     string
+	// reapply holds the runs of the reapply contender by kind: "first",
+	// "noop" and "noop-base".
+	reapply map[string][]run1
 }
 
-func run(payloadDir string, rounds int, contenders []string, parallelism int) error {
+// run1 is one run of the command: how long, and its requests by verb.
+type run1 struct {
+	d        time.Duration
+	requests map[string]int64
+}
+
+func run(payloadDir string, rounds int, contenders []string, parallelism, noops int, baseBin string) error {
 	ctx := context.Background()
 	work, err := os.MkdirTemp("", "applybench")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(work)
-	b := &bench{payloadDir: payloadDir, parallelism: parallelism, work: work}
+	b := &bench{payloadDir: payloadDir, parallelism: parallelism, work: work, noops: noops, baseBin: baseBin, reapply: map[string][]run1{}}
 	if b.binDir, err = apiserver.Build(ctx); err != nil {
 		return err
 	}
@@ -120,6 +142,12 @@ func run(payloadDir string, rounds int, contenders []string, parallelism int) er
 			sort.Sort(sort.Reverse(sort.StringSlice(order)))
 		}
 		for _, c := range order {
+			if c == "reapply" {
+				if err := b.reapplyOnce(ctx, r); err != nil {
+					return fmt.Errorf("round %d, %s: %w", r+1, c, err)
+				}
+				continue
+			}
 			d, err := b.once(ctx, c)
 			if err != nil {
 				return fmt.Errorf("round %d, %s: %w", r+1, c, err)
@@ -130,6 +158,10 @@ func run(payloadDir string, rounds int, contenders []string, parallelism int) er
 	}
 	fmt.Printf("| contender | median | runs (s) |\n| --- | --- | --- |\n")
 	for _, c := range contenders {
+		if c == "reapply" {
+			b.reportReapply()
+			continue
+		}
 		fmt.Printf("| %s | %.2f s | %s |\n", c, median(times[c]).Seconds(), list(times[c]))
 	}
 	ratio := func(a, b string) {
@@ -143,6 +175,131 @@ func run(payloadDir string, rounds int, contenders []string, parallelism int) er
 	ratio("cli-install", "raw")
 	ratio("engine", "raw")
 	return nil
+}
+
+// reapplyOnce starts a fresh server, applies the payload with the cli,
+// then applies it again b.noops times (alternately with b.baseBin).
+func (b *bench) reapplyOnce(ctx context.Context, round int) error {
+	s, err := apiserver.Start(ctx, apiserver.Options{BinDir: b.binDir})
+	if err != nil {
+		return err
+	}
+	defer s.Stop()
+	first, err := b.timedCLI(ctx, s, b.cliBin)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "applybench: round %d first    %s %v\n", round+1, first.d.Round(time.Millisecond), first.requests)
+	b.reapply["first"] = append(b.reapply["first"], first)
+	bins := []string{"noop"}
+	if b.baseBin != "" {
+		bins = append(bins, "noop-base")
+	}
+	for i := 0; i < b.noops; i++ {
+		order := append([]string(nil), bins...)
+		if (round+i)%2 == 1 {
+			sort.Sort(sort.Reverse(sort.StringSlice(order)))
+		}
+		for _, kind := range order {
+			bin := b.cliBin
+			if kind == "noop-base" {
+				bin = b.baseBin
+			}
+			r, err := b.timedCLI(ctx, s, bin)
+			if err != nil {
+				return err
+			}
+			if w := writes(r.requests); w != 0 {
+				return fmt.Errorf("%s: %d writes applying an unchanged payload again: %v", kind, w, r.requests)
+			}
+			fmt.Fprintf(os.Stderr, "applybench: round %d %-9s %s %v\n", round+1, kind, r.d.Round(time.Millisecond), r.requests)
+			b.reapply[kind] = append(b.reapply[kind], r)
+		}
+	}
+	return nil
+}
+
+// timedCLI runs `apply -o json` with bin and reads the request counts of
+// its summary (an older build reports only reads and writes).
+func (b *bench) timedCLI(ctx context.Context, s *apiserver.Server, bin string) (run1, error) {
+	args := []string{"apply", "--kubeconfig", s.Kubeconfig, "--payload", b.payloadDir, "-o", "json"}
+	if b.parallelism > 0 {
+		args = append(args, fmt.Sprintf("--parallelism=%d", b.parallelism))
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	start := time.Now()
+	err := cmd.Run()
+	d := time.Since(start)
+	var ee *exec.ExitError
+	if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) {
+		return run1{}, fmt.Errorf("%s: %w: %s", bin, err, errOut.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	var sum struct {
+		Event    string `json:"event"`
+		Requests struct {
+			Reads  int64            `json:"reads"`
+			Writes int64            `json:"writes"`
+			ByVerb map[string]int64 `json:"byVerb"`
+		} `json:"requests"`
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &sum); err != nil || sum.Event != "summary" {
+		return run1{}, fmt.Errorf("%s: no summary at the end of its output (%v)", bin, err)
+	}
+	req := sum.Requests.ByVerb
+	if req == nil {
+		req = map[string]int64{"reads": sum.Requests.Reads, "writes": sum.Requests.Writes}
+	}
+	return run1{d: d, requests: req}, nil
+}
+
+// writes counts the writes among requests by verb.
+func writes(byVerb map[string]int64) int64 {
+	var n int64
+	for verb, v := range byVerb {
+		if requests.IsWrite(verb) || verb == "writes" {
+			n += v
+		}
+	}
+	return n
+}
+
+// reportReapply prints the reapply rows: medians, the requests of the
+// last run of each kind, and first / no-op.
+func (b *bench) reportReapply() {
+	for _, kind := range []string{"first", "noop", "noop-base"} {
+		runs := b.reapply[kind]
+		if len(runs) == 0 {
+			continue
+		}
+		ds := make([]time.Duration, len(runs))
+		var total int64
+		for i, r := range runs {
+			ds[i] = r.d
+			for _, n := range r.requests {
+				total += n
+			}
+		}
+		last := runs[len(runs)-1].requests
+		fmt.Printf("| reapply: %s | %.2f s | %s (requests: %d per run on average; last run %v) |\n",
+			kind, median(ds).Seconds(), list(ds), total/int64(len(runs)), last)
+	}
+	med := func(kind string) float64 {
+		var ds []time.Duration
+		for _, r := range b.reapply[kind] {
+			ds = append(ds, r.d)
+		}
+		return median(ds).Seconds()
+	}
+	if len(b.reapply["noop"]) > 0 {
+		fmt.Printf("| **first / noop** (target >= 10) | **%.2f** | |\n", med("first")/med("noop"))
+	}
+	if len(b.reapply["noop-base"]) > 0 {
+		fmt.Printf("| first / noop-base | %.2f | |\n", med("first")/med("noop-base"))
+		fmt.Printf("| noop-base / noop | %.2f | |\n", med("noop-base")/med("noop"))
+	}
 }
 
 // once starts a fresh server, runs contender c against it and stops it.
@@ -205,6 +362,7 @@ func (b *bench) runEngine(ctx context.Context, s *apiserver.Server) error {
 	}
 	mgr.ExpectKinds(resourceapply.CRDKinds(objs)...)
 	mgr.ExpectNamespaces(resourceapply.Namespaces(objs)...)
+	mgr.ExpectObjects(objs...)
 	opts := resourceapply.DefaultApplyOptions()
 	par := b.parallelism
 	if par == 0 {

@@ -31,10 +31,12 @@ type Options struct {
 }
 
 // Manager applies objects to one cluster, deletes them and waits for them.
-// Its methods are safe for concurrent use. It keeps no state about objects
-// beyond what it needs to map kinds: which kinds are expected (their
-// CustomResourceDefinition is part of the apply) and, in a dry run, which
-// namespaces and kinds the run would have created.
+// Its methods are safe for concurrent use. It keeps little state about
+// objects: what it needs to map kinds (which kinds are expected, their
+// CustomResourceDefinition being part of the apply), in a dry run which
+// namespaces and kinds the run would have created, and the lists it reads
+// objects from (see ExpectObjects), each for a few seconds and each listed
+// object for one read.
 type Manager struct {
 	client       dynamic.Interface
 	mapper       meta.ResettableRESTMapper
@@ -67,6 +69,15 @@ type Manager struct {
 	// createdKinds are kinds whose CustomResourceDefinition this Manager
 	// created.
 	createdKinds map[schema.GroupKind]bool
+	// planned are the objects of the apply by kind (ExpectObjects), lists
+	// the lists read for them, tooBig resources too many to list across
+	// namespaces.
+	planned map[schema.GroupVersionKind]*plannedKind
+	lists   map[listKey]*listEntry
+	tooBig  map[schema.GroupVersionResource]bool
+	// listMin is listMin but in tests; lister reads lists.
+	listMin int
+	lister  lister
 }
 
 // NewManager returns a Manager for the cluster cfg points at. It shares one
@@ -90,13 +101,23 @@ func NewManager(cfg *rest.Config, opts Options) (*Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("discovery: %w", err)
 	}
+	// The client lists go through, as the dynamic client's is made.
+	listCfg := dynamic.ConfigFor(cfg)
+	listCfg.GroupVersion, listCfg.APIPath = nil, ""
+	rc, err := rest.UnversionedRESTClientForConfigAndClient(listCfg, httpClient)
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
-	return New(client, mapper, opts), nil
+	m := New(client, mapper, opts)
+	m.lister = restLister(rc)
+	return m, nil
 }
 
-// New returns a Manager using client and mapper. The mapper is reset when
-// a CustomResourceDefinition this Manager applied becomes established, and
-// when an expected kind has no match yet.
+// New returns a Manager using client and mapper, and client for lists too.
+// The mapper is reset when a kind has no match and a
+// CustomResourceDefinition this Manager applied became established since
+// the last reset, and while an expected kind has no match yet.
 func New(client dynamic.Interface, mapper meta.ResettableRESTMapper, opts Options) *Manager {
 	fm := opts.FieldManager
 	if fm == "" {
@@ -118,6 +139,11 @@ func New(client dynamic.Interface, mapper meta.ResettableRESTMapper, opts Option
 		namespaces:         map[string]bool{},
 		appliedInCreated:   map[manifest.ID]bool{},
 		createdKinds:       map[schema.GroupKind]bool{},
+		planned:            map[schema.GroupVersionKind]*plannedKind{},
+		lists:              map[listKey]*listEntry{},
+		tooBig:             map[schema.GroupVersionResource]bool{},
+		listMin:            listMin,
+		lister:             dynamicLister(client),
 	}
 }
 
@@ -167,15 +193,25 @@ func (m *Manager) crdEstablished() {
 	m.mu.Unlock()
 }
 
-// mapping returns the REST mapping of gvk, resetting the mapper first when
-// a CustomResourceDefinition became established since its last reset.
+// mapping returns the REST mapping of gvk. A kind the mapper does not know
+// is looked up again after a reset when a CustomResourceDefinition became
+// established since the last one: kinds it knows need no new discovery,
+// and one reset serves every CRD established before it.
 func (m *Manager) mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
+	mapping, err := m.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err == nil || !meta.IsNoMatchError(err) {
+		return mapping, err
+	}
 	m.mu.Lock()
-	if m.mapperGen != m.crdGen {
+	stale := m.mapperGen != m.crdGen
+	if stale {
 		m.mapper.Reset()
 		m.mapperGen = m.crdGen
 	}
 	m.mu.Unlock()
+	if !stale {
+		return nil, err
+	}
 	return m.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 }
 

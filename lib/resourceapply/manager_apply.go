@@ -69,7 +69,8 @@ func DefaultApplyOptions() ApplyOptions {
 //     belongs to its operator; Wait checks it).
 //   - anything else: server-side apply with the Manager's field manager,
 //     but only when the live object differs (InSync); an unchanged object
-//     costs one GET and no write.
+//     costs no write, and one GET, or a share of a list when the Manager
+//     was told of several objects of its kind (ExpectObjects).
 //
 // A CustomResourceDefinition is waited on until Established, and the
 // RESTMapper is reset so that its kind can be applied next.
@@ -131,10 +132,26 @@ func (m *Manager) apply(ctx context.Context, obj *unstructured.Unstructured, opt
 	var live *unstructured.Unstructured
 	readSkipped := !opts.DryRun && m.firstInCreatedNamespace(id)
 	if !readSkipped {
-		if live, err = m.get(ctx, ri, name, opts); err != nil {
+		var listed bool
+		if live, listed, err = m.read(ctx, mapping, ri, ns, name, opts); err != nil {
 			return change, m.fail(ctx, id, "get", err)
 		}
+		if live == nil && listed && createOnly {
+			// Missing from a list read a few seconds ago: a create-only
+			// object is never updated, so make sure it is still missing
+			// before creating it (which may be by server-side apply).
+			if live, err = m.get(ctx, ri, name, opts); err != nil {
+				return change, m.fail(ctx, id, "get", err)
+			}
+		}
 	}
+	// Whatever is written, no list read before answers for it again.
+	wrote := false
+	defer func() {
+		if wrote {
+			m.forget(mapping.Resource, ns, name)
+		}
+	}()
 	if live == nil && ns != "" {
 		// Without its namespace the write would fail; wait for it when
 		// this apply creates it, else say so without sending the write.
@@ -162,12 +179,14 @@ func (m *Manager) apply(ctx context.Context, obj *unstructured.Unstructured, opt
 		// namespace or its CustomResourceDefinition is this apply's own.
 		// Server-side apply creates it without the pause a POST gets
 		// right after a CRD becomes established.
+		wrote = true
 		created, err := m.createByApply(ctx, ri, required, opts)
 		if err != nil {
 			return m.failWrite(ctx, change, "create", err, opts)
 		}
 		change.Action, current = Created, created
 	case createOnly:
+		wrote = true
 		created, err := m.create(ctx, ri, required, opts)
 		if err != nil {
 			return m.failWrite(ctx, change, "create", err, opts)
@@ -177,6 +196,7 @@ func (m *Manager) apply(ctx context.Context, obj *unstructured.Unstructured, opt
 			change.Action, change.Message = Created, ""
 		}
 	case live == nil:
+		wrote = true
 		applied, err := m.serverSideApply(ctx, ri, required, opts)
 		if err != nil && Classify(err) == ReasonInvalid {
 			// Server-side apply cannot send a null, and some schemas
@@ -203,6 +223,7 @@ func (m *Manager) apply(ctx context.Context, obj *unstructured.Unstructured, opt
 			change.Action = Unchanged
 			break
 		}
+		wrote = true
 		applied, err := m.serverSideApply(ctx, ri, required, opts)
 		if err != nil {
 			return m.failWrite(ctx, change, "apply", err, opts)
@@ -223,7 +244,7 @@ func (m *Manager) apply(ctx context.Context, obj *unstructured.Unstructured, opt
 		m.noteCreatedNamespace(name)
 	}
 	if gk == crdGK {
-		if err := m.waitEstablished(ctx, ri, name, current, opts); err != nil {
+		if err := m.waitEstablished(ctx, ri, name, current, change.Action != Unchanged && change.Action != Skipped, opts); err != nil {
 			change.Action = Failed
 			return change, err
 		}
@@ -324,6 +345,24 @@ func (m *Manager) namespaceExists(ctx context.Context, ns string, opts ApplyOpti
 	_, known := m.namespaces[ns]
 	m.mu.Unlock()
 	if known {
+		return true, nil
+	}
+	// A list of namespaces read in this run: one that is not there and
+	// that this apply does not create is missing; one this apply creates
+	// is read again while it is waited for.
+	listed, fromList, err := m.listedNamespace(ctx, ns, opts)
+	if err != nil {
+		return false, err
+	}
+	if fromList && !listed && !m.isExpectedNamespace(ns) {
+		return false, nil
+	}
+	if listed {
+		m.mu.Lock()
+		if _, ok := m.namespaces[ns]; !ok {
+			m.namespaces[ns] = false
+		}
+		m.mu.Unlock()
 		return true, nil
 	}
 	live, err := m.get(ctx, m.client.Resource(namespacesGVR), ns, opts)
@@ -515,13 +554,16 @@ func prepare(obj *unstructured.Unstructured, mapping *meta.RESTMapping) (*unstru
 
 // waitEstablished waits until the CustomResourceDefinition name is
 // Established (and its names accepted), watching it, then has the mapper
-// reset. current is its latest state when known.
+// reset. current is its latest state when known; when it is Established
+// and unchanged by this apply (changed false), its kind is served already
+// and the mapper is left alone (a kind missing from it is still found:
+// expected kinds refresh the mapper).
 //
 // A kube-apiserver that restarts while a CRD is Installing does not take
 // it up again until the CRD changes (its establishing queue is fed by
 // update events only): a CRD still Installing after establishNudge is
 // nudged with an annotation added and removed again.
-func (m *Manager) waitEstablished(ctx context.Context, ri dynamic.ResourceInterface, name string, current *unstructured.Unstructured, opts ApplyOptions) error {
+func (m *Manager) waitEstablished(ctx context.Context, ri dynamic.ResourceInterface, name string, current *unstructured.Unstructured, changed bool, opts ApplyOptions) error {
 	id := manifest.ID{Group: crdGK.Group, Kind: crdGK.Kind, Name: name}
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, opts.EstablishTimeout)
@@ -538,6 +580,11 @@ func (m *Manager) waitEstablished(ctx context.Context, ri dynamic.ResourceInterf
 			return true, &ApplyError{Object: id, Verb: "wait", Reason: ReasonInvalid, Err: errors.New(last.Message)}
 		}
 		return false, nil
+	}
+	if current != nil && !changed {
+		if r := Check(nil, current); r.Ready {
+			return nil
+		}
 	}
 	if current != nil {
 		if done, err := check(current); done {

@@ -12,8 +12,8 @@ import (
 // manifests annotated release.openshift.io/delete: "true". An object that
 // is already gone, or whose kind the server does not know, is Skipped; one
 // already being deleted is Skipped too, without a second request. It reads
-// the object first, so a repeated Delete writes nothing. It does not wait
-// for finalizers. Errors are *ApplyError.
+// the object first (from a list, see ExpectObjects), so a repeated Delete
+// writes nothing. It does not wait for finalizers. Errors are *ApplyError.
 func (m *Manager) Delete(ctx context.Context, obj *unstructured.Unstructured, opts ApplyOptions) (Change, error) {
 	id := IDOf(obj)
 	ctx = withWaitNote(withoutBodyLogs(ctx, obj), id, opts.OnWait)
@@ -31,7 +31,7 @@ func (m *Manager) Delete(ctx context.Context, obj *unstructured.Unstructured, op
 		return change, &ApplyError{Object: id, Verb: "delete", Reason: ReasonInvalid, Err: err}
 	}
 	ri := m.resource(mapping, required.GetNamespace())
-	live, err := m.get(ctx, ri, required.GetName(), opts)
+	live, _, err := m.read(ctx, mapping, ri, required.GetNamespace(), required.GetName(), opts)
 	switch {
 	case err != nil:
 		return change, m.fail(ctx, id, "get", err)
@@ -42,6 +42,7 @@ func (m *Manager) Delete(ctx context.Context, obj *unstructured.Unstructured, op
 		change.Action, change.Message = Skipped, "deletion in progress"
 		return change, nil
 	}
+	defer m.forget(mapping.Resource, required.GetNamespace(), required.GetName())
 	policy := metav1.DeletePropagationBackground
 	uid := live.GetUID()
 	err = retry(ctx, opts.Retry, func() error {

@@ -279,8 +279,8 @@ const (
 	listLimitMin    = 50
 )
 
-// listKey is a resource in a namespace ("" for cluster-scoped resources).
-type listKey struct {
+// diffListKey is a resource in a namespace ("" for cluster-scoped resources).
+type diffListKey struct {
 	resource  schema.GroupVersionResource
 	namespace string
 }
@@ -289,7 +289,7 @@ type listKey struct {
 // and namespace, then by name. Only resources and namespaces read in full
 // are there. A nil *listedObjects has none.
 type listedObjects struct {
-	lists map[listKey]map[string]*unstructured.Unstructured
+	lists map[diffListKey]map[string]*unstructured.Unstructured
 }
 
 // lookup returns the live object name of resource in namespace and
@@ -298,7 +298,7 @@ func (l *listedObjects) lookup(resource schema.GroupVersionResource, namespace, 
 	if l == nil {
 		return nil, false
 	}
-	byName, ok := l.lists[listKey{resource, namespace}]
+	byName, ok := l.lists[diffListKey{resource, namespace}]
 	if !ok {
 		return nil, false
 	}
@@ -360,7 +360,7 @@ func (m *Manager) listAll(ctx context.Context, objs []*unstructured.Unstructured
 		w.counts[ns]++
 		w.total++
 	}
-	out := &listedObjects{lists: map[listKey]map[string]*unstructured.Unstructured{}}
+	out := &listedObjects{lists: map[diffListKey]map[string]*unstructured.Unstructured{}}
 	var mu sync.Mutex
 	sem := make(chan struct{}, max(opts.Parallelism, 1))
 	// list reads resource in namespace ("": all) with a page of limit; it
@@ -389,10 +389,10 @@ func (m *Manager) listAll(ctx context.Context, objs []*unstructured.Unstructured
 		mu.Lock()
 		defer mu.Unlock()
 		for _, ns := range namespaces {
-			out.lists[listKey{resource, ns}] = map[string]*unstructured.Unstructured{}
+			out.lists[diffListKey{resource, ns}] = map[string]*unstructured.Unstructured{}
 		}
 		for i := range items {
-			if byName, ok := out.lists[listKey{resource, items[i].GetNamespace()}]; ok {
+			if byName, ok := out.lists[diffListKey{resource, items[i].GetNamespace()}]; ok {
 				byName[items[i].GetName()] = &items[i]
 			}
 		}

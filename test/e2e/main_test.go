@@ -131,8 +131,9 @@ type event struct {
 	// StepChanges counts the steps' outcomes by action.
 	StepChanges map[string]int `json:"stepChanges"`
 	Requests    *struct {
-		Reads  int64 `json:"reads"`
-		Writes int64 `json:"writes"`
+		Reads  int64            `json:"reads"`
+		Writes int64            `json:"writes"`
+		ByVerb map[string]int64 `json:"byVerb"`
 	} `json:"requests"`
 	Errors []string `json:"errors"`
 }

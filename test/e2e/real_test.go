@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sort"
 	"strings"
 	"sync"
@@ -286,6 +287,13 @@ func TestApplyRealPayload(t *testing.T) {
 		if sum.Requests.Writes != 0 {
 			t.Errorf("%d write requests", sum.Requests.Writes)
 		}
+		// Reads come by list, one per kind (per namespace for
+		// ConfigMaps and Secrets), and by GET only for an object alone
+		// of its kind: well under one request per four objects.
+		if total := sum.Requests.Reads + sum.Requests.Writes; total >= int64(len(objs)/4) {
+			t.Errorf("%d requests for %d objects, want fewer than %d: %v", total, len(objs), len(objs)/4, sum.Requests.ByVerb)
+		}
+		t.Logf("requests of the second apply: %v", sum.Requests.ByVerb)
 		if sum.Changes["Created"]+sum.Changes["Configured"] != 0 {
 			t.Errorf("changes: %v", sum.Changes)
 		}
@@ -296,4 +304,89 @@ func TestApplyRealPayload(t *testing.T) {
 			t.Errorf("failures differ (-first +second):\n%s", diff)
 		}
 	})
+
+	t.Run("drift is repaired with exactly the writes it needs", func(t *testing.T) {
+		deploy, cm := driftTargets(t, c, events)
+		ctx := t.Context()
+		deployments := c.client.Resource(schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}).Namespace(deploy.Namespace)
+		d, err := deployments.Get(ctx, deploy.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		containers, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "containers")
+		image := containers[0].(map[string]any)["image"]
+		containers[0].(map[string]any)["image"] = "example.com/drifted:1"
+		_ = unstructured.SetNestedSlice(d.Object, containers, "spec", "template", "spec", "containers")
+		if _, err := deployments.Update(ctx, d, metav1.UpdateOptions{FieldManager: "someone-else"}); err != nil {
+			t.Fatal(err)
+		}
+		configMaps := c.client.Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace(cm.Namespace)
+		if err := configMaps.Delete(ctx, cm.Name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+
+		r3 := cli(t, ctx, "apply", "--kubeconfig="+s.Kubeconfig, "--payload="+realPayload, "-o", "json")
+		ev := parseEvents(t, r3.stdout)
+		sum := summaryOf(t, ev)
+		var writes []string
+		for verb, n := range sum.Requests.ByVerb {
+			if verb == "POST" || verb == "PUT" || verb == "PATCH" || verb == "DELETE" {
+				writes = append(writes, fmt.Sprintf("%d %s", n, verb))
+			}
+		}
+		// Both are server-side applied: one PATCH each.
+		if diff := cmp.Diff([]string{"2 PATCH"}, writes); diff != "" {
+			t.Errorf("writes (-want +got):\n%s", diff)
+		}
+		changed := map[string]string{}
+		for _, e := range ev {
+			if e.Event == "task" && e.Action != "Unchanged" && e.Action != "Skipped" && e.Action != "Failed" {
+				changed[e.object()] = e.Action
+			}
+		}
+		want := map[string]string{deploy.object(): "Configured", cm.object(): "Created"}
+		if diff := cmp.Diff(want, changed); diff != "" {
+			t.Errorf("changes (-want +got):\n%s", diff)
+		}
+		d, err = deployments.Get(ctx, deploy.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		containers, _, _ = unstructured.NestedSlice(d.Object, "spec", "template", "spec", "containers")
+		if got := containers[0].(map[string]any)["image"]; got != image {
+			t.Errorf("%s: image %v, want %v again", deploy.object(), got, image)
+		}
+		if _, err := configMaps.Get(ctx, cm.Name, metav1.GetOptions{}); err != nil {
+			t.Errorf("%s: %v", cm.object(), err)
+		}
+	})
+}
+
+// driftTargets picks a Deployment and a ConfigMap that the first apply
+// created and that are not create-only.
+func driftTargets(t *testing.T, c *cluster, events []event) (deploy, cm event) {
+	t.Helper()
+	for _, e := range events {
+		if e.Event != "task" || e.Action != "Created" {
+			continue
+		}
+		gvr, ok := c.resource(t, schema.FromAPIVersionAndKind(e.APIVersion, e.Kind))
+		if !ok {
+			continue
+		}
+		live, err := c.client.Resource(gvr).Namespace(e.Namespace).Get(t.Context(), e.Name, metav1.GetOptions{})
+		if err != nil || live.GetAnnotations()["release.openshift.io/create-only"] == "true" {
+			continue
+		}
+		switch {
+		case e.Kind == "Deployment" && deploy.Name == "":
+			deploy = e
+		case e.Kind == "ConfigMap" && e.APIVersion == "v1" && cm.Name == "":
+			cm = e
+		}
+	}
+	if deploy.Name == "" || cm.Name == "" {
+		t.Fatalf("no Deployment (%q) or ConfigMap (%q) created by the first apply", deploy.Name, cm.Name)
+	}
+	return deploy, cm
 }

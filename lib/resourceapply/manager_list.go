@@ -1,0 +1,365 @@
+package resourceapply
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+)
+
+// Reads by list. Applying a payload again reads every object to compare it
+// with the manifest; read one by one that is a GET per object. Once told
+// which objects an apply holds (ExpectObjects), the Manager reads a type
+// with several objects by one LIST instead, made the first time an object
+// of that type is read in this Manager, and answers each object's read from
+// it once:
+//
+//   - cluster-scoped kinds: one list of the kind;
+//   - namespaced kinds with objects in several namespaces: one list across
+//     all namespaces, except ConfigMaps and Secrets (which can be many and
+//     large): those, and kinds in one namespace only, are listed per
+//     namespace where the apply has at least two objects;
+//   - anything else (one object of its kind in its namespace): a GET.
+//
+// A list is a consistent read (no resourceVersion: the latest state) of at
+// most listCap objects; one that would hold more is dropped, and its
+// objects are read one by one (for a list across namespaces: per
+// namespace). A listed object answers one read only, is forgotten once this
+// Manager writes it, and a list older than listMaxAge is made again: an
+// object is compared with a state read in this run, no older than the GET
+// a read one by one would make by more than that.
+
+// listMaxAge is how long a list answers reads.
+const listMaxAge = 10 * time.Second
+
+// minListed is how many objects of one list the apply must hold for the
+// list to replace their GETs.
+const minListed = 2
+
+// listMin is the least number of objects a list may hold (listCap).
+const listMin = 500
+
+// listCap returns the most objects a list for want of the apply's objects
+// may hold: a list that holds more is not worth reading whole.
+func (m *Manager) listCap(want int) int64 { return int64(max(m.listMin, 4*want)) }
+
+// perNamespace are kinds never listed across namespaces.
+var perNamespace = map[schema.GroupKind]bool{
+	{Kind: "ConfigMap"}: true,
+	{Kind: "Secret"}:    true,
+}
+
+// plannedKind counts the objects of one kind (and version) an apply holds.
+type plannedKind struct {
+	total       int
+	byNamespace map[string]int
+}
+
+// listKey names one list: of a resource, in one namespace, across all
+// (all), or of a cluster-scoped resource (namespace "").
+type listKey struct {
+	gvr       schema.GroupVersionResource
+	namespace string
+	all       bool
+}
+
+// listEntry is one list: ready is closed once it is read. ok is false
+// when it could not be read; over says it held too many objects.
+type listEntry struct {
+	ready chan struct{}
+	at    time.Time
+	ok    bool
+	over  bool
+	// items are the listed objects not handed out yet, by
+	// namespace/name; names are all the listed ones.
+	items map[string]*unstructured.Unstructured
+	names map[string]bool
+	// used are objects whose read was answered, or that this Manager
+	// wrote since: they are read by GET.
+	used map[string]bool
+}
+
+func objectKey(namespace, name string) string { return namespace + "/" + name }
+
+// ExpectObjects says which objects the apply will apply (or delete): a
+// kind with several objects (in a namespace) is then read by one list
+// instead of a GET per object. Calling it again adds to what it was told.
+func (m *Manager) ExpectObjects(objs ...*unstructured.Unstructured) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, o := range objs {
+		gvk := o.GroupVersionKind()
+		p := m.planned[gvk]
+		if p == nil {
+			p = &plannedKind{byNamespace: map[string]int{}}
+			m.planned[gvk] = p
+		}
+		p.total++
+		p.byNamespace[o.GetNamespace()]++
+	}
+}
+
+// listKeyFor returns the list that answers reads of gvk in namespace ns
+// (mapped as mapping), and how many of the apply's objects it holds;
+// ok is false when the object is read by GET.
+func (m *Manager) listKeyFor(mapping *meta.RESTMapping, ns string) (key listKey, want int, ok bool) {
+	gvk := mapping.GroupVersionKind
+	gvr := mapping.Resource
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p := m.planned[gvk]
+	if p == nil {
+		return listKey{}, 0, false
+	}
+	if mapping.Scope.Name() != meta.RESTScopeNameNamespace {
+		return listKey{gvr: gvr}, p.total, p.total >= minListed
+	}
+	if len(p.byNamespace) >= 2 && p.total >= minListed && !perNamespace[gvk.GroupKind()] && !m.tooBig[gvr] {
+		return listKey{gvr: gvr, all: true}, p.total, true
+	}
+	n := p.byNamespace[ns]
+	return listKey{gvr: gvr, namespace: ns}, n, n >= minListed
+}
+
+// listed returns the list that answers reads of an object of mapping's
+// kind in namespace ns, reading it when no fresh one exists; nil when the
+// object is to be read by GET.
+func (m *Manager) listed(ctx context.Context, mapping *meta.RESTMapping, ns string, opts ApplyOptions) (*listEntry, error) {
+	for {
+		key, want, ok := m.listKeyFor(mapping, ns)
+		if !ok {
+			return nil, nil
+		}
+		e, err := m.list(ctx, key, want, opts)
+		if err != nil {
+			return nil, err
+		}
+		if e.ok {
+			return e, nil
+		}
+		if !key.all || !e.over {
+			return nil, nil
+		}
+		// Too many across namespaces: per namespace from now on.
+		m.mu.Lock()
+		m.tooBig[key.gvr] = true
+		m.mu.Unlock()
+	}
+}
+
+// list returns the fresh list for key, reading it (once, however many
+// objects wait for it) when there is none.
+func (m *Manager) list(ctx context.Context, key listKey, want int, opts ApplyOptions) (*listEntry, error) {
+	m.mu.Lock()
+	e := m.lists[key]
+	if e != nil {
+		select {
+		case <-e.ready:
+			if time.Since(e.at) > listMaxAge {
+				e = nil
+			}
+		default:
+		}
+	}
+	if e != nil {
+		m.mu.Unlock()
+		select {
+		case <-e.ready:
+			return e, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	e = &listEntry{ready: make(chan struct{})}
+	m.lists[key] = e
+	m.mu.Unlock()
+
+	items, over, err := m.readList(ctx, key, m.listCap(want), opts)
+	m.mu.Lock()
+	if err != nil && m.lists[key] == e {
+		// The next read tries again.
+		delete(m.lists, key)
+	}
+	e.at, e.ok, e.over = time.Now(), err == nil && items != nil, over
+	e.items, e.names, e.used = items, map[string]bool{}, map[string]bool{}
+	for k := range items {
+		e.names[k] = true
+	}
+	m.mu.Unlock()
+	close(e.ready)
+	return e, err
+}
+
+// readList lists key: at most limit objects, else over is true. Items are
+// nil when the list cannot answer reads.
+func (m *Manager) readList(ctx context.Context, key listKey, limit int64, opts ApplyOptions) (items map[string]*unstructured.Unstructured, over bool, err error) {
+	var listed []*unstructured.Unstructured
+	var cont string
+	err = retry(ctx, opts.Retry, func() error {
+		var err error
+		// No resourceVersion: a consistent read of the latest state.
+		listed, cont, err = m.lister(ctx, key, limit)
+		return err
+	})
+	switch {
+	case apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err) || apierrors.IsForbidden(err):
+		// Not listable here: read one by one, which says what is wrong.
+		return nil, false, nil
+	case err != nil:
+		return nil, false, err
+	case cont != "":
+		return nil, true, nil
+	}
+	items = make(map[string]*unstructured.Unstructured, len(listed))
+	for _, it := range listed {
+		items[objectKey(it.GetNamespace(), it.GetName())] = it
+	}
+	return items, false, nil
+}
+
+// lister lists at most limit objects of key, and says whether there are
+// more (a continue token).
+type lister func(ctx context.Context, key listKey, limit int64) (items []*unstructured.Unstructured, cont string, err error)
+
+// dynamicLister lists with a dynamic client.
+func dynamicLister(client dynamic.Interface) lister {
+	return func(ctx context.Context, key listKey, limit int64) ([]*unstructured.Unstructured, string, error) {
+		var ri dynamic.ResourceInterface = client.Resource(key.gvr)
+		if key.namespace != "" {
+			ri = client.Resource(key.gvr).Namespace(key.namespace)
+		}
+		l, err := ri.List(ctx, metav1.ListOptions{Limit: limit})
+		if err != nil {
+			return nil, "", err
+		}
+		out := make([]*unstructured.Unstructured, len(l.Items))
+		for i := range l.Items {
+			out[i] = &l.Items[i]
+		}
+		return out, l.GetContinue(), nil
+	}
+}
+
+// restLister lists with a REST client and decodes the list in one pass
+// (the dynamic client decodes every item twice, and checks it a third
+// time), as the dynamic client would: numbers that are integers become
+// int64, and items get the list's apiVersion and kind less "List".
+func restLister(rc rest.Interface) lister {
+	return func(ctx context.Context, key listKey, limit int64) ([]*unstructured.Unstructured, string, error) {
+		path := []string{"/apis", key.gvr.Group, key.gvr.Version}
+		if key.gvr.Group == "" {
+			path = []string{"/api", key.gvr.Version}
+		}
+		if key.namespace != "" {
+			path = append(path, "namespaces", key.namespace)
+		}
+		path = append(path, key.gvr.Resource)
+		body, err := rc.Get().AbsPath(path...).Param("limit", strconv.FormatInt(limit, 10)).Do(ctx).Raw()
+		if err != nil {
+			return nil, "", err
+		}
+		var list map[string]any
+		if err := utiljson.Unmarshal(body, &list); err != nil {
+			return nil, "", fmt.Errorf("decoding the list of %s: %w", key.gvr, err)
+		}
+		apiVersion, _ := list["apiVersion"].(string)
+		kind, _ := list["kind"].(string)
+		kind = strings.TrimSuffix(kind, "List")
+		raw, _ := list["items"].([]any)
+		out := make([]*unstructured.Unstructured, 0, len(raw))
+		for i, it := range raw {
+			obj, ok := it.(map[string]any)
+			if !ok {
+				return nil, "", fmt.Errorf("decoding the list of %s: item %d is not an object", key.gvr, i)
+			}
+			u := &unstructured.Unstructured{Object: obj}
+			if u.GetAPIVersion() == "" && u.GetKind() == "" {
+				u.SetAPIVersion(apiVersion)
+				u.SetKind(kind)
+			}
+			out = append(out, u)
+		}
+		cont, _, _ := unstructured.NestedString(list, "metadata", "continue")
+		return out, cont, nil
+	}
+}
+
+// take answers the read of one object from e: the listed object, or nil
+// when the list does not hold it. answered is false when the object was
+// handed out or written already: it is read by GET.
+func (m *Manager) take(e *listEntry, namespace, name string) (obj *unstructured.Unstructured, answered bool) {
+	k := objectKey(namespace, name)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e.used[k] {
+		return nil, false
+	}
+	e.used[k] = true
+	obj = e.items[k]
+	delete(e.items, k)
+	return obj, true
+}
+
+// read returns the live object, or nil when there is none: from a list
+// when the apply has several objects of its kind (listed says so), else by
+// GET.
+func (m *Manager) read(ctx context.Context, mapping *meta.RESTMapping, ri dynamic.ResourceInterface, namespace, name string, opts ApplyOptions) (obj *unstructured.Unstructured, listed bool, err error) {
+	e, err := m.listed(ctx, mapping, namespace, opts)
+	if err != nil {
+		return nil, false, err
+	}
+	if e != nil {
+		if obj, answered := m.take(e, namespace, name); answered {
+			return obj, true, nil
+		}
+	}
+	obj, err = m.get(ctx, ri, name, opts)
+	return obj, false, err
+}
+
+// forget notes that this Manager wrote an object: no list read before
+// answers for it.
+func (m *Manager) forget(gvr schema.GroupVersionResource, namespace, name string) {
+	k := objectKey(namespace, name)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for key, e := range m.lists {
+		if key.gvr != gvr || (!key.all && key.namespace != namespace) {
+			continue
+		}
+		select {
+		case <-e.ready:
+			if e.used != nil {
+				e.used[k] = true
+				delete(e.items, k)
+			}
+		default:
+			// Being read: the list may or may not show the write.
+			delete(m.lists, key)
+		}
+	}
+}
+
+// listedNamespace answers whether namespace ns exists from a list of
+// namespaces read in this run, when the apply holds several Namespaces;
+// known is false when it cannot tell.
+func (m *Manager) listedNamespace(ctx context.Context, ns string, opts ApplyOptions) (exists, known bool, err error) {
+	mapping := &meta.RESTMapping{Resource: namespacesGVR, GroupVersionKind: namespaceGK.WithVersion("v1"), Scope: meta.RESTScopeRoot}
+	e, err := m.listed(ctx, mapping, "", opts)
+	if err != nil || e == nil {
+		return false, false, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return e.names[objectKey("", ns)], true, nil
+}

@@ -1,0 +1,67 @@
+package resourceapply
+
+import (
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// TestListKeyFor: which list answers the read of an object.
+func TestListKeyFor(t *testing.T) {
+	obj := func(apiVersion, kind, ns, name string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion(apiVersion)
+		u.SetKind(kind)
+		u.SetNamespace(ns)
+		u.SetName(name)
+		return u
+	}
+	m := New(nil, nil, Options{})
+	m.ExpectObjects(
+		obj("v1", "ConfigMap", "x", "a"), obj("v1", "ConfigMap", "x", "b"), obj("v1", "ConfigMap", "y", "c"),
+		obj("v1", "ServiceAccount", "x", "a"), obj("v1", "ServiceAccount", "y", "a"),
+		obj("apps/v1", "Deployment", "x", "a"), obj("apps/v1", "Deployment", "x", "b"),
+		obj("v1", "Service", "x", "a"),
+		obj("rbac.authorization.k8s.io/v1", "ClusterRole", "", "a"), obj("rbac.authorization.k8s.io/v1", "ClusterRole", "", "b"),
+		obj("config.openshift.io/v1", "Infrastructure", "", "cluster"),
+	)
+	mapping := func(apiVersion, kind, resource string, namespaced bool) *meta.RESTMapping {
+		gv, _ := schema.ParseGroupVersion(apiVersion)
+		scope := meta.RESTScopeRoot
+		if namespaced {
+			scope = meta.RESTScopeNamespace
+		}
+		return &meta.RESTMapping{GroupVersionKind: gv.WithKind(kind), Resource: gv.WithResource(resource), Scope: scope}
+	}
+	for _, tc := range []struct {
+		name    string
+		mapping *meta.RESTMapping
+		ns      string
+		want    listKey
+		wantN   int
+		ok      bool
+	}{
+		{"ConfigMaps per namespace", mapping("v1", "ConfigMap", "configmaps", true), "x", listKey{gvr: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, namespace: "x"}, 2, true},
+		{"one ConfigMap in its namespace", mapping("v1", "ConfigMap", "configmaps", true), "y", listKey{}, 0, false},
+		{"across namespaces", mapping("v1", "ServiceAccount", "serviceaccounts", true), "y", listKey{gvr: schema.GroupVersionResource{Version: "v1", Resource: "serviceaccounts"}, all: true}, 2, true},
+		{"one namespace", mapping("apps/v1", "Deployment", "deployments", true), "x", listKey{gvr: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, namespace: "x"}, 2, true},
+		{"one object", mapping("v1", "Service", "services", true), "x", listKey{}, 0, false},
+		{"cluster-scoped", mapping("rbac.authorization.k8s.io/v1", "ClusterRole", "clusterroles", false), "", listKey{gvr: schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"}}, 2, true},
+		{"one cluster-scoped", mapping("config.openshift.io/v1", "Infrastructure", "infrastructures", false), "", listKey{}, 0, false},
+		{"too many across namespaces", mapping("v1", "ServiceAccount", "serviceaccounts", true), "x", listKey{}, 0, false},
+		{"not told", mapping("v1", "Secret", "secrets", true), "x", listKey{}, 0, false},
+		{"other version", mapping("apps/v1beta1", "Deployment", "deployments", true), "x", listKey{}, 0, false},
+	} {
+		if tc.name == "too many across namespaces" {
+			m.tooBig[tc.mapping.Resource] = true
+		}
+		t.Run(tc.name, func(t *testing.T) {
+			key, n, ok := m.listKeyFor(tc.mapping, tc.ns)
+			if ok != tc.ok || (ok && (key != tc.want || n != tc.wantN)) {
+				t.Errorf("got %+v %d %v, want %+v %d %v", key, n, ok, tc.want, tc.wantN, tc.ok)
+			}
+		})
+	}
+}
