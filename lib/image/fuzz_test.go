@@ -6,13 +6,17 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/partial"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
+	"github.com/payload-apply/payload-apply/internal/realpayload"
 	"github.com/payload-apply/payload-apply/lib/image"
 )
 
@@ -82,3 +86,79 @@ func (u *uncompressed) Uncompressed() (io.ReadCloser, error) {
 	return io.NopCloser(bytes.NewReader(u.data)), nil
 }
 func (u *uncompressed) MediaType() (types.MediaType, error) { return types.OCIUncompressedLayer, nil }
+
+// FuzzLoadArchive loads fuzzed image archives (an OCI archive and a
+// docker-archive of part of the real payload as seeds) from a file. It must
+// not panic; errors start with the archive's path; what it accepts is
+// within the payload directories and the limits.
+func FuzzLoadArchive(f *testing.F) {
+	payload := fstest.MapFS{"release-manifests/0000_50_x_a.yaml": {Data: []byte("kind: ConfigMap\n")}}
+	for _, file := range realpayload.Sample(f, 6, 8<<10) {
+		payload[file.Path] = &fstest.MapFile{Data: file.Data}
+	}
+	opts := image.LoadOptions{MaxFiles: 1000, MaxTotalSize: 4 << 20, MaxFileSize: 64 << 10, MaxPayloadSize: 1 << 20}
+	for _, format := range image.Formats {
+		img, err := image.Build(payload, image.BuildOptions{Version: "4.22.0", Format: format})
+		if err != nil {
+			f.Fatal(err)
+		}
+		dst := filepath.Join(f.TempDir(), "image")
+		if err := image.Write(img, dst, image.WriteOptions{Format: format}); err != nil {
+			f.Fatal(err)
+		}
+		if format == image.FormatOCI {
+			dst = tarDir(f, dst) // an OCI archive, as skopeo's oci-archive: writes
+		}
+		if _, err := image.Load(dst, opts); err != nil {
+			f.Fatalf("the %s seed does not load: %v", format, err)
+		}
+		data, err := os.ReadFile(dst)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Add(tarOf(f, file("manifest.json", `[{"Config":"c.json","Layers":["../../etc/passwd"]}]`), file("c.json", "{}")))
+	f.Add(tarOf(f, file("oci-layout", `{"imageLayoutVersion":"1.0.0"}`), file("index.json", `{"schemaVersion":2,"manifests":[]}`)))
+
+	archive := filepath.Join(f.TempDir(), "fuzz.tar")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if err := os.WriteFile(archive, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fsys, err := image.Load(archive, opts)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), archive+": ") {
+				t.Fatalf("error does not start with the archive's path: %v", err)
+			}
+			return
+		}
+		var total int64
+		err = fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if p != "." && p != "manifests" && p != "release-manifests" &&
+				!strings.HasPrefix(p, "manifests/") && !strings.HasPrefix(p, "release-manifests/") {
+				t.Errorf("path %q outside the payload directories", p)
+			}
+			if d.Type().IsRegular() {
+				data, err := fs.ReadFile(fsys, p)
+				if err != nil {
+					return err
+				}
+				if int64(len(data)) > opts.MaxFileSize {
+					t.Errorf("%s: %d bytes, above the file limit", p, len(data))
+				}
+				total += int64(len(data))
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if total > opts.MaxPayloadSize {
+			t.Fatalf("%d bytes of payload, above the limit", total)
+		}
+	})
+}

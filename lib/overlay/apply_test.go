@@ -71,7 +71,7 @@ data:
 `},
 }
 
-func inputs(t *testing.T) []*manifest.Manifest {
+func inputs(t testing.TB) []*manifest.Manifest {
 	t.Helper()
 	var out []*manifest.Manifest
 	for _, f := range inputFiles {
