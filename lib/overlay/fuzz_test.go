@@ -35,7 +35,10 @@ func (r *recordFS) Stat(name string) (fs.FileInfo, error) {
 	r.note(name)
 	return fs.Stat(r.FS, name)
 }
-func (r *recordFS) ReadFile(name string) ([]byte, error) { r.note(name); return fs.ReadFile(r.FS, name) }
+func (r *recordFS) ReadFile(name string) ([]byte, error) {
+	r.note(name)
+	return fs.ReadFile(r.FS, name)
+}
 func (r *recordFS) ReadDir(name string) ([]fs.DirEntry, error) {
 	r.note(name)
 	return fs.ReadDir(r.FS, name)
