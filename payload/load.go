@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path"
 	"runtime"
@@ -515,13 +516,18 @@ func ReadRelease(fsys fs.FS) (*Release, error) {
 	return ParseReleaseMetadata(data)
 }
 
-// ParseReleaseMetadata decodes and checks a release-metadata file: JSON of
-// kind cincinnati-metadata-v0 with a semver version.
+// ParseReleaseMetadata decodes and checks a release-metadata file: one JSON
+// object of kind cincinnati-metadata-v0 with a semver version. Unknown
+// fields are ignored, as the CVO and Cincinnati ignore them (the format
+// grows by adding fields, and "metadata" is free-form).
 func ParseReleaseMetadata(data []byte) (*Release, error) {
 	var m cincinnatiMetadata
 	dec := json.NewDecoder(bytes.NewReader(bytes.TrimPrefix(data, []byte{0xEF, 0xBB, 0xBF})))
 	if err := dec.Decode(&m); err != nil {
 		return nil, fmt.Errorf("not valid JSON: %w", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("not valid JSON: data after the object")
 	}
 	if m.Kind != "cincinnati-metadata-v0" {
 		return nil, fmt.Errorf("kind is %q, want cincinnati-metadata-v0", m.Kind)
