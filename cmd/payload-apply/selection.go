@@ -78,7 +78,7 @@ func profileSet(dir string) (*profiles.Set, error) {
 	if err := checkDir("--profiles-dir", dir); err != nil {
 		return nil, err
 	}
-	return set.WithDir(os.DirFS(dir), filepath.Clean(dir)+"/")
+	return set.WithDir(rootFS(dir), filepath.Clean(dir)+"/")
 }
 
 // overlaySources returns the overlay source of --overlays-dir, if any.
@@ -89,7 +89,7 @@ func overlaySources(dir string) ([]overlay.Source, error) {
 	if err := checkDir("--overlays-dir", dir); err != nil {
 		return nil, err
 	}
-	return []overlay.Source{{FS: os.DirFS(dir), Label: filepath.Clean(dir) + "/"}}, nil
+	return []overlay.Source{{FS: rootFS(dir), Label: filepath.Clean(dir) + "/"}}, nil
 }
 
 // checkDir returns a usage error when a directory flag does not name one.
@@ -154,13 +154,13 @@ func (f *selectionFlags) options() (plan.Options, error) {
 		if err := checkDir("--extra-manifests", f.extraManifests); err != nil {
 			return opts, err
 		}
-		opts.ExtraManifests = os.DirFS(f.extraManifests)
+		opts.ExtraManifests = rootFS(f.extraManifests)
 	}
 	if f.catalog != "" {
 		if err := checkDir("--catalog", f.catalog); err != nil {
 			return opts, err
 		}
-		opts.Catalog = os.DirFS(f.catalog)
+		opts.Catalog = rootFS(f.catalog)
 	}
 	if _, err := platformoperators.ParseShape(f.bundleDeploymentShape); err != nil {
 		return opts, usageErrorf("--bundle-deployment-shape: %v", err)
@@ -189,16 +189,17 @@ func (f *selectionFlags) options() (plan.Options, error) {
 }
 
 // payloadFS opens a payload given on the command line: a payload
-// directory, an OCI image layout directory or an image tarball (read into
-// memory by lib/image, which refuses hostile archives). A payload that
-// cannot be read is a usage error (exit 2).
+// directory (read through os.Root: nothing outside it can be reached), an
+// OCI image layout directory or an image tarball (read into memory by
+// lib/image, which refuses hostile archives). A payload that cannot be
+// read is a usage error (exit 2).
 func payloadFS(path string) (fs.FS, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, usageErrorf("--payload: %v", err)
 	}
 	if st.IsDir() && !image.IsLayout(path) {
-		return os.DirFS(path), nil
+		return rootFS(path), nil
 	}
 	fsys, err := image.Load(path, image.LoadOptions{})
 	if err != nil {

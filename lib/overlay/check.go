@@ -216,8 +216,14 @@ func (c *checker) ref(dir, file, field, p string, want kind) {
 		return
 	}
 	st, err := fs.Stat(c.o.Source.FS, target)
-	if err != nil {
+	if errors.Is(err, fs.ErrNotExist) {
 		c.errorf(file, "%s %q: no such file or directory in the overlay", field, p)
+		return
+	}
+	if err != nil {
+		// For example a symbolic link leaving the directory, refused by
+		// an os.Root.
+		c.errorf(file, "%s %q: %v", field, p, err)
 		return
 	}
 	switch {
