@@ -36,6 +36,12 @@ func FuzzFlatten(f *testing.F) {
 	for _, s := range seeds {
 		f.Add(tarOf(f, s...))
 	}
+	// A layer of some real payload files.
+	var real []entry
+	for _, rf := range realpayload.Sample(f, 6, 8<<10) {
+		real = append(real, file(rf.Path, string(rf.Data)))
+	}
+	f.Add(tarOf(f, real...))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		img := imageWithLayers(t, rawLayer(t, data))
 		fsys, err := image.Flatten(img, image.LoadOptions{MaxFiles: 1000, MaxTotalSize: 1 << 20})
