@@ -72,7 +72,7 @@ FUZZ_TARGETS := \
 	./lib/manifest:FuzzMarshalYAML ./lib/manifest:FuzzInclude \
 	./payload:FuzzParseFileName ./payload:FuzzTaskGraph \
 	./profiles:FuzzMerge ./lib/overlay:FuzzOverlay \
-	./lib/image:FuzzFlatten ./lib/image:FuzzLoadArchive
+	./lib/image:FuzzFlatten ./lib/image:FuzzLoadArchive ./lib/image:FuzzOpenLayout
 FUZZTIME ?= 60s
 FUZZPARALLEL ?= 2
 # The fuzzer minimizes every input that finds new coverage, by default for
