@@ -504,7 +504,7 @@ func loadMetadata(r *reader) (*Release, *imagev1.ImageStream, []error) {
 // Load does, without loading the rest: nil and no error when the payload
 // has no release-manifests/.
 func ReadRelease(fsys fs.FS) (*Release, error) {
-	data, err := fs.ReadFile(fsys, ReleaseManifestDir+"/"+ReleaseMetadataFile)
+	data, err := manifest.ReadFile(fsys, ReleaseManifestDir+"/"+ReleaseMetadataFile, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		if _, dirErr := fs.Stat(fsys, ReleaseManifestDir); errors.Is(dirErr, fs.ErrNotExist) {
 			return nil, nil

@@ -3,7 +3,6 @@ package payload
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"path"
 	"strings"
@@ -108,20 +107,9 @@ func (r *reader) read(name string, size int64) ([]byte, error) {
 	if size > max {
 		return nil, fileError(name, &manifest.LimitError{What: "file size", Size: size, Limit: max})
 	}
-	f, err := r.fsys.Open(name)
+	data, err := manifest.ReadFile(r.fsys, name, max)
 	if err != nil {
 		return nil, fileError(name, err)
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > max {
-		return nil, fileError(name, &manifest.LimitError{What: "file size", Size: st.Size(), Limit: max})
-	}
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, fileError(name, err)
-	}
-	if int64(len(data)) > max {
-		return nil, fileError(name, &manifest.LimitError{What: "file size", Size: int64(len(data)), Limit: max})
 	}
 	return data, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"github.com/payload-apply/payload-apply/components/platformoperators"
 	"github.com/payload-apply/payload-apply/lib/component"
 	"github.com/payload-apply/payload-apply/lib/image"
+	"github.com/payload-apply/payload-apply/lib/manifest"
 	"github.com/payload-apply/payload-apply/lib/overlay"
 	"github.com/payload-apply/payload-apply/plan"
 	"github.com/payload-apply/payload-apply/profiles"
@@ -142,7 +144,7 @@ func (f *selectionFlags) options() (plan.Options, error) {
 		opts.Payload = fsys
 	}
 	if f.clusterConfig != "" {
-		data, err := os.ReadFile(f.clusterConfig)
+		data, err := readFlagFile(f.clusterConfig)
 		if err != nil {
 			return opts, usageErrorf("--cluster-config: %v", err)
 		}
@@ -172,7 +174,7 @@ func (f *selectionFlags) options() (plan.Options, error) {
 		opts.Settings[platformoperators.SettingShape] = f.bundleDeploymentShape
 	}
 	if f.featureGateManifest != "" {
-		data, err := os.ReadFile(f.featureGateManifest)
+		data, err := readFlagFile(f.featureGateManifest)
 		if err != nil {
 			return opts, usageErrorf("--feature-gate-manifest: %v", err)
 		}
@@ -225,4 +227,23 @@ func version() string {
 		return bi.Main.Version
 	}
 	return "devel"
+}
+
+// readFlagFile reads a file named by a flag, refusing one above the
+// manifest file size limit.
+func readFlagFile(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	max := manifest.DefaultLimits().MaxFileSize
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("%s: %w", name, &manifest.LimitError{What: "file size", Size: int64(len(data)), Limit: max})
+	}
+	return data, nil
 }

@@ -2,8 +2,10 @@ package manifest
 
 import (
 	"errors"
+	"io/fs"
 	"strings"
 	"testing"
+	"testing/fstest"
 )
 
 // billionLaughs is the YAML alias bomb: nine levels of nine aliases expand
@@ -93,5 +95,58 @@ func TestDefaultLimits(t *testing.T) {
 	d := DefaultLimits()
 	if d.MaxDocumentSize > int(d.MaxFileSize) || d.MaxDepth < 41 {
 		t.Errorf("defaults %+v: a document limit above the file limit, or a depth the real payload (40) does not fit", d)
+	}
+}
+
+// endlessFS serves one file, "fifo", that never ends and has no size.
+type endlessFS struct{}
+
+type endless struct{}
+
+func (endlessFS) Open(name string) (fs.File, error) {
+	if name != "fifo" {
+		return nil, fs.ErrNotExist
+	}
+	return endless{}, nil
+}
+func (endless) Stat() (fs.FileInfo, error) { return fifoInfo{}, nil }
+func (endless) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 'x'
+	}
+	return len(p), nil
+}
+func (endless) Close() error { return nil }
+
+type fifoInfo struct{ fs.FileInfo }
+
+func (fifoInfo) Mode() fs.FileMode { return fs.ModeNamedPipe }
+
+func TestReadFile(t *testing.T) {
+	fsys := fstest.MapFS{"small": {Data: []byte("12345")}, "big": {Data: make([]byte, 100)}}
+	tests := []struct {
+		name string
+		fsys fs.FS
+		file string
+		max  int64
+		want string // error; "" for none
+	}{
+		{"within the limit", fsys, "small", 5, ""},
+		{"above the limit, size known", fsys, "big", 99, "file size 100 bytes exceeds the limit of 99"},
+		{"endless, size unknown", endlessFS{}, "fifo", 1000, "file size 1001 bytes exceeds the limit of 1000"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			data, err := ReadFile(tc.fsys, tc.file, tc.max)
+			if tc.want == "" {
+				if err != nil || len(data) != 5 {
+					t.Fatalf("%d bytes, %v", len(data), err)
+				}
+				return
+			}
+			if err == nil || err.Error() != tc.want || !errors.Is(err, ErrLimit) {
+				t.Fatalf("error %v, want %q wrapping ErrLimit", err, tc.want)
+			}
+		})
 	}
 }

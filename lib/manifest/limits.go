@@ -3,6 +3,8 @@ package manifest
 import (
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 )
 
 // Limits bound what ParseWithLimits accepts from one file, so that a hostile
@@ -102,4 +104,30 @@ func tooDeep(v any, max int) bool {
 		}
 	}
 	return false
+}
+
+// ReadFile reads name from fsys, refusing a file above max bytes (0:
+// DefaultLimits().MaxFileSize) with a *LimitError before reading it when
+// its size is known, and after reading max+1 bytes otherwise, so that a
+// huge file or an endless one (a device, a FIFO) costs at most max+1 bytes.
+func ReadFile(fsys fs.FS, name string, max int64) ([]byte, error) {
+	if max <= 0 {
+		max = DefaultLimits().MaxFileSize
+	}
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > max {
+		return nil, &LimitError{What: "file size", Size: st.Size(), Limit: max}
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, &LimitError{What: "file size", Size: int64(len(data)), Limit: max}
+	}
+	return data, nil
 }
