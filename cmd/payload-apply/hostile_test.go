@@ -37,6 +37,7 @@ type hostileCase struct {
 	name  string
 	files map[string]string // under a temporary root; "-> TARGET" is a symbolic link
 	args  []string          // after the command; "@/" is the temporary root
+	only  string            // the one command to run, when not both
 	code  int
 	where string // the file (and document) the error names
 	what  string // what the error says, after where on the same line
@@ -77,6 +78,10 @@ var hostileCases = []hostileCase{
 		"overlays/evil/s.yaml":             "-> ../../secret.yaml"},
 		args: []string{"--profile", "evil", "--profiles-dir", "@/profiles", "--overlays-dir", "@/overlays"},
 		code: 1, where: "overlays/evil/kustomization.yaml", what: `resources[0] "s.yaml": statat evil/s.yaml: path escapes from parent`},
+	{name: "extra manifest linked out", files: map[string]string{"extra/0000_50_hostile_01_x.yaml": "-> ../secret.yaml"},
+		args: []string{"--extra-manifests", "@/extra"},
+		only: "render", // validate does not read --extra-manifests
+		code: 1, where: "extra/0000_50_hostile_01_x.yaml", what: "openat 0000_50_hostile_01_x.yaml: path escapes from parent"},
 	{name: "profile with an unknown field", files: map[string]string{
 		"profiles/evil.yaml": "apiVersion: payload-apply/v1alpha1\nkind: ClusterProfile\nmetadata: {name: evil}\nspec:\n  overlay: []\n"},
 		args: []string{"--profile", "evil", "--profiles-dir", "@/profiles"},
@@ -128,6 +133,9 @@ func TestHostileInputCLI(t *testing.T) {
 	}
 	for _, c := range hostileCases {
 		for _, cmd := range []string{"validate", "render"} {
+			if c.only != "" && c.only != cmd {
+				continue
+			}
 			t.Run(c.name+"/"+cmd, func(t *testing.T) {
 				out, errOut, code := runCLI(t, hostileArgs(t, c, cmd)...)
 				found := false
