@@ -188,6 +188,11 @@ func IsManifestFile(name string) bool {
 // release-manifests/release-metadata and image-references, which must both
 // exist when release-manifests/ does and must agree on the version.
 //
+// Files are read within opts' limits (see LoadOptions and
+// manifest.ParseWithLimits), and a symbolic link that leads outside fsys
+// (when fsys can read links, fs.ReadLinkFS) is refused with an error
+// wrapping ErrLinkEscapes; links inside are followed.
+//
 // Every problem is reported, not just the first: the error joins a
 // *manifest.ParseError per bad document or file. With such an error the
 // returned Payload still holds everything that did load (validate reports
@@ -478,7 +483,7 @@ func loadMetadata(r *reader) (*Release, *imagev1.ImageStream, []error) {
 	}
 
 	var rel *Release
-	if data, err := r.read(metaPath, -1); err != nil {
+	if data, err := r.read(metaPath, -1, true); err != nil {
 		errs = append(errs, err)
 	} else if r, err := ParseReleaseMetadata(data); err != nil {
 		errs = append(errs, fileErr(metaPath, err))
@@ -487,7 +492,7 @@ func loadMetadata(r *reader) (*Release, *imagev1.ImageStream, []error) {
 	}
 
 	var ims *imagev1.ImageStream
-	if data, err := r.read(imsPath, -1); err != nil {
+	if data, err := r.read(imsPath, -1, true); err != nil {
 		errs = append(errs, err)
 	} else if s, err := ParseImageReferences(data); err != nil {
 		errs = append(errs, fileErr(imsPath, err))

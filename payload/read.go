@@ -96,12 +96,15 @@ func (r *reader) checkLinks(name string) error {
 	return nil
 }
 
-// read returns a file's bytes after checking its links, its size (size is
-// what the directory listing said, -1 when unknown) and the payload's
-// total.
-func (r *reader) read(name string, size int64) ([]byte, error) {
-	if err := r.checkLinks(name); err != nil {
-		return nil, err
+// read returns a file's bytes after checking its size (size is what the
+// directory listing said, -1 when unknown) and, with links, its path's
+// symbolic links (readAll has checked the directories, so a file listed as
+// a regular file needs no check).
+func (r *reader) read(name string, size int64, links bool) ([]byte, error) {
+	if links {
+		if err := r.checkLinks(name); err != nil {
+			return nil, err
+		}
 	}
 	max := r.limits.MaxFileSize
 	if size > max {
@@ -132,7 +135,7 @@ func (r *reader) readAll(dir string, entries []fs.DirEntry, errs []error) ([]raw
 				size = info.Size()
 			}
 		}
-		data, err := r.read(name, size)
+		data, err := r.read(name, size, e.Type()&fs.ModeSymlink != 0)
 		if err != nil {
 			errs = append(errs, err)
 			continue
