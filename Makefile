@@ -64,7 +64,8 @@ bench-100x:
 # FUZZPARALLEL workers. `go test -fuzz` takes one package and one target
 # per run. The seed corpora (with testdata/fuzz/ regressions) run in
 # `make test` too; fuzz-ci, which `make test` runs, gives each target 8 s
-# (about 2 minutes in all on 2 cores) and first checks that the list
+# (2.5 min with a warm build cache, up to 5 on a cold, loaded 2-core
+# machine: docs/reliability.md) and first checks that the list
 # below names every Fuzz function. A crash leaves its input under the
 # package's testdata/fuzz/: commit it with the fix.
 FUZZ_TARGETS := \
