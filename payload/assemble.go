@@ -13,6 +13,8 @@ import (
 
 	"github.com/blang/semver/v4"
 	imagev1 "github.com/openshift/api/image/v1"
+
+	"github.com/payload-apply/payload-apply/lib/manifest"
 )
 
 // SourceKind says how Assemble reads a source directory.
@@ -222,7 +224,7 @@ func Assemble(sources []Source, opts AssembleOptions) (*Assembly, error) {
 				a.Skipped = append(a.Skipped, shown+": not a manifest (.yaml, .yml or .json)")
 				continue
 			}
-			data, err := fs.ReadFile(r.src.FS, from)
+			data, err := manifest.ReadFile(r.src.FS, from, 0)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s: read: %w", shown, err))
 				continue
@@ -270,7 +272,7 @@ func Assemble(sources []Source, opts AssembleOptions) (*Assembly, error) {
 				errs = append(errs, fmt.Errorf("%s: given by both %s and %s", to, prev, shown))
 				continue
 			}
-			data, err := fs.ReadFile(src.FS, e.Name())
+			data, err := manifest.ReadFile(src.FS, e.Name(), 0)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s: read: %w", shown, err))
 				continue
@@ -353,7 +355,7 @@ type imageRefs struct {
 // readImageRefs reads an image-references file; a missing file is no error
 // and yields an empty imageRefs.
 func readImageRefs(fsys fs.FS, name, shown string) (imageRefs, error) {
-	data, err := fs.ReadFile(fsys, name)
+	data, err := manifest.ReadFile(fsys, name, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return imageRefs{file: shown}, nil
 	}

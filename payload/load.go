@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path"
 	"runtime"
@@ -80,7 +81,26 @@ type LoadOptions struct {
 	// Select with any other selector, and WithProfile, fail. Nil: every
 	// object is kept whole.
 	Only *manifest.Selector
+	// Limits bound each file, document and object (zero fields: see
+	// manifest.DefaultLimits). A file above Limits.MaxFileSize is not
+	// read.
+	Limits manifest.Limits
+	// MaxPayloadSize bounds the bytes of all manifest files together; 0
+	// means DefaultMaxPayloadSize. Load stops reading at the file that
+	// crosses it.
+	MaxPayloadSize int64
+	// MaxFiles bounds the number of manifest files; 0 means
+	// DefaultMaxFiles. Load reads none when there are more.
+	MaxFiles int
 }
+
+// Default payload-wide limits (see LoadOptions). The real OpenShift payload
+// is 13 MiB in 600 files; the hundredfold synthetic payload of the scale
+// benchmarks is about 1 GiB in 60,000.
+const (
+	DefaultMaxPayloadSize = 2 << 30
+	DefaultMaxFiles       = 200_000
+)
 
 // DefaultProfile is the cluster profile in effect when nothing names one.
 const DefaultProfile = "self-managed-high-availability"
@@ -168,6 +188,11 @@ func IsManifestFile(name string) bool {
 // release-manifests/release-metadata and image-references, which must both
 // exist when release-manifests/ does and must agree on the version.
 //
+// Files are read within opts' limits (see LoadOptions and
+// manifest.ParseWithLimits), and a symbolic link that leads outside fsys
+// (when fsys can read links, fs.ReadLinkFS) is refused with an error
+// wrapping ErrLinkEscapes; links inside are followed.
+//
 // Every problem is reported, not just the first: the error joins a
 // *manifest.ParseError per bad document or file. With such an error the
 // returned Payload still holds everything that did load (validate reports
@@ -176,12 +201,13 @@ func Load(fsys fs.FS, opts LoadOptions) (*Payload, error) {
 	p := &Payload{opts: opts}
 	var errs []error
 	found := false
+	r := newReader(fsys, opts)
 
 	releaseEntries, err := fs.ReadDir(fsys, ReleaseManifestDir)
 	switch {
 	case err == nil:
 		found = true
-		rel, ims, metaErrs := loadMetadata(fsys)
+		rel, ims, metaErrs := loadMetadata(r)
 		p.Release, p.ImageStream = rel, ims
 		errs = append(errs, metaErrs...)
 	case errors.Is(err, fs.ErrNotExist):
@@ -201,33 +227,22 @@ func Load(fsys fs.FS, opts LoadOptions) (*Payload, error) {
 		return nil, fmt.Errorf("payload has neither %s/ nor %s/", ManifestDir, ReleaseManifestDir)
 	}
 
-	for _, e := range cvoEntries {
-		if e.IsDir() || !IsManifestFile(e.Name()) {
-			continue
-		}
-		name := ManifestDir + "/" + e.Name()
-		data, err := fs.ReadFile(fsys, name)
-		if err != nil {
-			errs = append(errs, &manifest.ParseError{File: name, Doc: -1, Err: err})
-			continue
-		}
-		p.cvoFiles = append(p.cvoFiles, rawFile{path: name, data: data})
+	if err := r.checkLinks(ManifestDir); err != nil {
+		errs = append(errs, err)
+		cvoEntries = nil
 	}
-	var releaseFiles []rawFile
-	for _, e := range releaseEntries {
-		if e.IsDir() || !IsManifestFile(e.Name()) {
-			continue
-		}
-		name := ReleaseManifestDir + "/" + e.Name()
-		data, err := fs.ReadFile(fsys, name)
-		if err != nil {
-			errs = append(errs, &manifest.ParseError{File: name, Doc: -1, Err: err})
-			continue
-		}
-		releaseFiles = append(releaseFiles, rawFile{path: name, data: data})
+	if err := r.checkLinks(ReleaseManifestDir); err != nil {
+		errs = append(errs, err)
+		releaseEntries = nil
 	}
+	if n := countManifestFiles(cvoEntries) + countManifestFiles(releaseEntries); n > r.maxFiles {
+		return nil, &manifest.ParseError{File: ".", Doc: -1, Err: &manifest.LimitError{What: "file count", Size: int64(n), Limit: int64(r.maxFiles)}}
+	}
+	p.cvoFiles, errs = r.readAll(ManifestDir, cvoEntries, errs)
+	releaseFiles, errs := r.readAll(ReleaseManifestDir, releaseEntries, errs)
 
-	cvo, findings := p.renderTemplates(opts.ClusterProfile)
+	cvo, findings, renderErrs := p.renderTemplates(opts.ClusterProfile)
+	errs = append(errs, renderErrs...)
 	p.Findings = append(p.Findings, findings...)
 	p.rendered = renderedTemplates(p.cvoFiles, cvo)
 	p.Files = append(cvo, make([]*File, len(releaseFiles))...)
@@ -251,7 +266,10 @@ func (p *Payload) WithProfile(profile string) (*Payload, error) {
 	}
 	q := *p
 	q.opts.ClusterProfile = profile
-	cvo, findings := q.renderTemplates(profile)
+	cvo, findings, renderErrs := q.renderTemplates(profile)
+	if len(renderErrs) > 0 {
+		return nil, errors.Join(renderErrs...)
+	}
 	q.rendered = renderedTemplates(q.cvoFiles, cvo)
 	// A file that renders as it did for p (most do not name the profile)
 	// is p's file, already parsed.
@@ -315,6 +333,14 @@ func nonTemplateFindings(fs []manifest.Finding) []manifest.Finding {
 	return out
 }
 
+// maxFileSize is the file size limit of the payload's LoadOptions.
+func (p *Payload) maxFileSize() int64 {
+	if p.opts.Limits.MaxFileSize > 0 {
+		return p.opts.Limits.MaxFileSize
+	}
+	return manifest.DefaultLimits().MaxFileSize
+}
+
 func (p *Payload) profile() string {
 	if p.opts.ClusterProfile == "" {
 		return DefaultProfile
@@ -329,7 +355,7 @@ type templateData struct {
 	Images         map[string]string
 }
 
-func (p *Payload) renderTemplates(profile string) ([]*File, []manifest.Finding) {
+func (p *Payload) renderTemplates(profile string) ([]*File, []manifest.Finding, []error) {
 	if profile == "" {
 		profile = DefaultProfile
 	}
@@ -339,8 +365,13 @@ func (p *Payload) renderTemplates(profile string) ([]*File, []manifest.Finding) 
 	}
 	var files []*File
 	var findings []manifest.Finding
+	var errs []error
 	for _, rf := range p.cvoFiles {
-		out, err := renderTemplate(rf.path, rf.data, data)
+		out, err := renderTemplate(rf.path, rf.data, data, p.maxFileSize())
+		if errors.Is(err, manifest.ErrLimit) {
+			errs = append(errs, &manifest.ParseError{File: rf.path, Doc: -1, Err: err})
+			continue
+		}
 		if err != nil {
 			findings = append(findings, manifest.Finding{File: rf.path, Doc: -1, Severity: manifest.SeverityWarning,
 				Message: fmt.Sprintf("skipped: template did not render: %v", err)})
@@ -348,7 +379,7 @@ func (p *Payload) renderTemplates(profile string) ([]*File, []manifest.Finding) 
 		}
 		files = append(files, &File{Path: rf.path, Data: out})
 	}
-	return files, findings
+	return files, findings, errs
 }
 
 // isTemplate reports whether a manifests/ file has template actions.
@@ -356,7 +387,7 @@ func isTemplate(data []byte) bool {
 	return bytes.Contains(data, []byte("{{"))
 }
 
-func renderTemplate(name string, in []byte, data templateData) ([]byte, error) {
+func renderTemplate(name string, in []byte, data templateData, max int64) ([]byte, error) {
 	if !isTemplate(in) {
 		return in, nil
 	}
@@ -364,11 +395,25 @@ func renderTemplate(name string, in []byte, data templateData) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var buf bytes.Buffer
-	if err := t.Execute(&buf, data); err != nil {
+	w := &limitedBuffer{max: max}
+	if err := t.Execute(w, data); err != nil {
 		return nil, err
 	}
-	return buf.Bytes(), nil
+	return w.buf.Bytes(), nil
+}
+
+// limitedBuffer fails writes past max bytes, so that a template whose
+// nested ranges multiply out is stopped early.
+type limitedBuffer struct {
+	buf bytes.Buffer
+	max int64
+}
+
+func (w *limitedBuffer) Write(p []byte) (int, error) {
+	if int64(w.buf.Len()+len(p)) > w.max {
+		return 0, &manifest.LimitError{What: "rendered file size", Size: int64(w.buf.Len() + len(p)), Limit: w.max}
+	}
+	return w.buf.Write(p)
 }
 
 // parseFiles parses files in parallel, each result in its own slot, and
@@ -387,7 +432,7 @@ func parseFiles(files []*File, opts LoadOptions) []error {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				files[i].Manifests, errs[i] = manifest.Parse(files[i].Path, files[i].Data)
+				files[i].Manifests, errs[i] = manifest.ParseWithLimits(files[i].Path, files[i].Data, opts.Limits)
 				if !opts.KeepData {
 					files[i].Data = nil
 				}
@@ -429,7 +474,7 @@ type cincinnatiMetadata struct {
 	Metadata map[string]any `json:"metadata,omitempty"`
 }
 
-func loadMetadata(fsys fs.FS) (*Release, *imagev1.ImageStream, []error) {
+func loadMetadata(r *reader) (*Release, *imagev1.ImageStream, []error) {
 	var errs []error
 	metaPath := ReleaseManifestDir + "/" + ReleaseMetadataFile
 	imsPath := ReleaseManifestDir + "/" + ImageReferencesFile
@@ -438,8 +483,8 @@ func loadMetadata(fsys fs.FS) (*Release, *imagev1.ImageStream, []error) {
 	}
 
 	var rel *Release
-	if data, err := fs.ReadFile(fsys, metaPath); err != nil {
-		errs = append(errs, fileErr(metaPath, err))
+	if data, err := r.read(metaPath, -1, true); err != nil {
+		errs = append(errs, err)
 	} else if r, err := ParseReleaseMetadata(data); err != nil {
 		errs = append(errs, fileErr(metaPath, err))
 	} else {
@@ -447,8 +492,8 @@ func loadMetadata(fsys fs.FS) (*Release, *imagev1.ImageStream, []error) {
 	}
 
 	var ims *imagev1.ImageStream
-	if data, err := fs.ReadFile(fsys, imsPath); err != nil {
-		errs = append(errs, fileErr(imsPath, err))
+	if data, err := r.read(imsPath, -1, true); err != nil {
+		errs = append(errs, err)
 	} else if s, err := ParseImageReferences(data); err != nil {
 		errs = append(errs, fileErr(imsPath, err))
 	} else {
@@ -464,7 +509,7 @@ func loadMetadata(fsys fs.FS) (*Release, *imagev1.ImageStream, []error) {
 // Load does, without loading the rest: nil and no error when the payload
 // has no release-manifests/.
 func ReadRelease(fsys fs.FS) (*Release, error) {
-	data, err := fs.ReadFile(fsys, ReleaseManifestDir+"/"+ReleaseMetadataFile)
+	data, err := newReader(fsys, LoadOptions{}).read(ReleaseManifestDir+"/"+ReleaseMetadataFile, -1, true)
 	if errors.Is(err, fs.ErrNotExist) {
 		if _, dirErr := fs.Stat(fsys, ReleaseManifestDir); errors.Is(dirErr, fs.ErrNotExist) {
 			return nil, nil
@@ -476,13 +521,18 @@ func ReadRelease(fsys fs.FS) (*Release, error) {
 	return ParseReleaseMetadata(data)
 }
 
-// ParseReleaseMetadata decodes and checks a release-metadata file: JSON of
-// kind cincinnati-metadata-v0 with a semver version.
+// ParseReleaseMetadata decodes and checks a release-metadata file: one JSON
+// object of kind cincinnati-metadata-v0 with a semver version. Unknown
+// fields are ignored, as the CVO and Cincinnati ignore them (the format
+// grows by adding fields, and "metadata" is free-form).
 func ParseReleaseMetadata(data []byte) (*Release, error) {
 	var m cincinnatiMetadata
 	dec := json.NewDecoder(bytes.NewReader(bytes.TrimPrefix(data, []byte{0xEF, 0xBB, 0xBF})))
 	if err := dec.Decode(&m); err != nil {
 		return nil, fmt.Errorf("not valid JSON: %w", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("not valid JSON: data after the object")
 	}
 	if m.Kind != "cincinnati-metadata-v0" {
 		return nil, fmt.Errorf("kind is %q, want cincinnati-metadata-v0", m.Kind)

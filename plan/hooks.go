@@ -44,9 +44,9 @@ func LoadExtraManifests(fsys fs.FS) ([]*manifest.Manifest, error) {
 		if e.IsDir() || !payload.IsManifestFile(e.Name()) {
 			continue
 		}
-		data, err := fs.ReadFile(fsys, e.Name())
+		data, err := manifest.ReadFile(fsys, e.Name(), 0)
 		if err != nil {
-			errs = append(errs, err)
+			errs = append(errs, &manifest.ParseError{File: path.Join(ExtraDir, e.Name()), Doc: -1, Err: err})
 			continue
 		}
 		ms, err := manifest.Parse(path.Join(ExtraDir, e.Name()), data)

@@ -20,7 +20,9 @@ import (
 //   - every other value (scalars, other lists) is the child's when the child
 //     sets it (a null is "not set");
 //   - a Protected field that an ancestor has set may not be changed: the child
-//     may restate it, but a merge that would change it is a *ProtectedError.
+//     may restate it, but a merge that would change it is a *ProtectedError;
+//   - a keyed list must be given as a list: any other value is an error (it
+//     would drop the ancestors' entries).
 //
 // Paths in ListKeys and Protected are dot-separated field names relative to
 // the merged tree; "[]" after a list's name stands for each of its entries:
@@ -140,6 +142,14 @@ func (m *merger) value(schema, path string, base, child any) any {
 }
 
 func (m *merger) merge(schema, path string, base, child any) any {
+	if key, ok := m.rules.ListKeys[schema]; ok {
+		if _, isList := child.([]any); !isList {
+			// Anything else in place of a keyed list would drop the
+			// entries the ancestors listed, protected ones included.
+			m.errorf(path, "want a list of entries keyed by %q, not %s", key, show(child))
+			return base
+		}
+	}
 	switch c := child.(type) {
 	case map[string]any:
 		b, ok := base.(map[string]any)
@@ -165,6 +175,7 @@ func (m *merger) merge(schema, path string, base, child any) any {
 			return m.keyed(schema, path, key, base, c)
 		}
 	}
+
 	if reflect.DeepEqual(base, child) {
 		// Restated: the value keeps the origin of whoever set it first.
 		return base

@@ -272,6 +272,14 @@ labels: {tier: dev, team: core, owner: me}
 		want:    `{overlays: [{name: base}, {name: extra}]}`,
 		wantErr: []string{`1.yaml: layer 1: spec.overlays[base] is protected (a derived profile may append overlays but not change inherited ones): set to map[name:base] by 0.yaml, cannot become map[name:base path:mine]`},
 	}, {
+		// Found by FuzzMerge (testdata/fuzz/FuzzMerge/9c5f385669ca110d):
+		// a scalar replaced the inherited overlays without an error.
+		name:    "keyed list given as something else",
+		rules:   profileRules,
+		layers:  []string{`{overlays: [{name: A}]}`, `{overlays: "00"}`, `{overlays: {name: B}}`},
+		want:    `{overlays: [{name: A}]}`,
+		wantErr: []string{`1.yaml: layer 1: spec.overlays: want a list of entries keyed by "name", not "00"`, `2.yaml: layer 2: spec.overlays: want a list of entries keyed by "name", not map[name:B]`},
+	}, {
 		name:   "keyed entry without its key, and a key listed twice",
 		rules:  profileRules,
 		layers: []string{`{overlays: [{path: x}, {name: a}, {name: a}]}`},

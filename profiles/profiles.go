@@ -4,6 +4,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path"
 	"slices"
@@ -148,6 +149,27 @@ func (s *Set) WithDir(fsys fs.FS, label string) (*Set, error) {
 	return n, err
 }
 
+// MaxFileSize is the largest profile definition file read (the built-in
+// ones are about 1 KiB).
+const MaxFileSize = 1 << 20
+
+// readLimited reads a file of at most max bytes.
+func readLimited(fsys fs.FS, name string, max int64) ([]byte, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("file is larger than the limit of %d bytes", max)
+	}
+	return data, nil
+}
+
 func (s *Set) add(fsys fs.FS, label string) error {
 	entries, err := fs.ReadDir(fsys, ".")
 	if err != nil {
@@ -159,7 +181,7 @@ func (s *Set) add(fsys fs.FS, label string) error {
 			continue
 		}
 		file := label + e.Name()
-		data, err := fs.ReadFile(fsys, e.Name())
+		data, err := readLimited(fsys, e.Name(), MaxFileSize)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", file, err))
 			continue

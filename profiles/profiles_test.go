@@ -205,6 +205,18 @@ func TestLoadErrors(t *testing.T) {
 		files:   map[string]string{"a.yaml": def("a", "  overlay: []\n")},
 		wantErr: []string{`dir/a.yaml: error unmarshaling JSON: while decoding JSON: json: unknown field "overlay"`},
 	}, {
+		name:    "alias bomb",
+		files:   map[string]string{"a.yaml": def("a", "  labels: {x: y}\n") + "a: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]\ng: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]\nh: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]\n"},
+		wantErr: []string{`dir/a.yaml: error converting YAML to JSON: yaml: document contains excessive aliasing`},
+	}, {
+		name:    "not UTF-8",
+		files:   map[string]string{"a.yaml": def("a", "  description: \"\xff\"\n")},
+		wantErr: []string{`dir/a.yaml: error converting YAML to JSON: yaml: invalid leading UTF-8 octet`},
+	}, {
+		name:    "above the size limit",
+		files:   map[string]string{"a.yaml": def("a", "  description: "+strings.Repeat("x", MaxFileSize)+"\n")},
+		wantErr: []string{`dir/a.yaml: file is larger than the limit of 1048576 bytes`},
+	}, {
 		name: "bad values",
 		files: map[string]string{"a.yaml": def("a", `  featureGateProfile: Managed
   defaultTopology:

@@ -96,7 +96,7 @@ func (o *buildOptions) Complete(ctx context.Context, args []string, s IOStreams)
 		if err := checkDir("--manifests", o.manifests); err != nil {
 			return err
 		}
-		o.sources = append(o.sources, payload.Source{Path: o.manifests, FS: os.DirFS(o.manifests), Kind: payload.SourceCVO})
+		o.sources = append(o.sources, payload.Source{Path: o.manifests, FS: rootFS(o.manifests), Kind: payload.SourceCVO})
 	}
 	return nil
 }
@@ -116,7 +116,7 @@ func sourceFromFlag(v string) (payload.Source, error) {
 	if err := checkDir("--from", dir); err != nil {
 		return payload.Source{}, err
 	}
-	return payload.Source{Path: defaultBaseName(dir), FS: os.DirFS(dir), Component: component}, nil
+	return payload.Source{Path: defaultBaseName(dir), FS: rootFS(dir), Component: component}, nil
 }
 
 // defaultBaseName makes "." and ".." name the directory they stand for, so

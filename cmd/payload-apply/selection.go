@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"github.com/payload-apply/payload-apply/components/platformoperators"
 	"github.com/payload-apply/payload-apply/lib/component"
 	"github.com/payload-apply/payload-apply/lib/image"
+	"github.com/payload-apply/payload-apply/lib/manifest"
 	"github.com/payload-apply/payload-apply/lib/overlay"
 	"github.com/payload-apply/payload-apply/plan"
 	"github.com/payload-apply/payload-apply/profiles"
@@ -78,7 +80,7 @@ func profileSet(dir string) (*profiles.Set, error) {
 	if err := checkDir("--profiles-dir", dir); err != nil {
 		return nil, err
 	}
-	return set.WithDir(os.DirFS(dir), filepath.Clean(dir)+"/")
+	return set.WithDir(rootFS(dir), filepath.Clean(dir)+"/")
 }
 
 // overlaySources returns the overlay source of --overlays-dir, if any.
@@ -89,7 +91,7 @@ func overlaySources(dir string) ([]overlay.Source, error) {
 	if err := checkDir("--overlays-dir", dir); err != nil {
 		return nil, err
 	}
-	return []overlay.Source{{FS: os.DirFS(dir), Label: filepath.Clean(dir) + "/"}}, nil
+	return []overlay.Source{{FS: rootFS(dir), Label: filepath.Clean(dir) + "/"}}, nil
 }
 
 // checkDir returns a usage error when a directory flag does not name one.
@@ -142,7 +144,7 @@ func (f *selectionFlags) options() (plan.Options, error) {
 		opts.Payload = fsys
 	}
 	if f.clusterConfig != "" {
-		data, err := os.ReadFile(f.clusterConfig)
+		data, err := readFlagFile(f.clusterConfig)
 		if err != nil {
 			return opts, usageErrorf("--cluster-config: %v", err)
 		}
@@ -154,13 +156,13 @@ func (f *selectionFlags) options() (plan.Options, error) {
 		if err := checkDir("--extra-manifests", f.extraManifests); err != nil {
 			return opts, err
 		}
-		opts.ExtraManifests = os.DirFS(f.extraManifests)
+		opts.ExtraManifests = rootFS(f.extraManifests)
 	}
 	if f.catalog != "" {
 		if err := checkDir("--catalog", f.catalog); err != nil {
 			return opts, err
 		}
-		opts.Catalog = os.DirFS(f.catalog)
+		opts.Catalog = rootFS(f.catalog)
 	}
 	if _, err := platformoperators.ParseShape(f.bundleDeploymentShape); err != nil {
 		return opts, usageErrorf("--bundle-deployment-shape: %v", err)
@@ -172,7 +174,7 @@ func (f *selectionFlags) options() (plan.Options, error) {
 		opts.Settings[platformoperators.SettingShape] = f.bundleDeploymentShape
 	}
 	if f.featureGateManifest != "" {
-		data, err := os.ReadFile(f.featureGateManifest)
+		data, err := readFlagFile(f.featureGateManifest)
 		if err != nil {
 			return opts, usageErrorf("--feature-gate-manifest: %v", err)
 		}
@@ -189,16 +191,17 @@ func (f *selectionFlags) options() (plan.Options, error) {
 }
 
 // payloadFS opens a payload given on the command line: a payload
-// directory, an OCI image layout directory or an image tarball (read into
-// memory by lib/image, which refuses hostile archives). A payload that
-// cannot be read is a usage error (exit 2).
+// directory (read through os.Root: nothing outside it can be reached), an
+// OCI image layout directory or an image tarball (read into memory by
+// lib/image, which refuses hostile archives). A payload that cannot be
+// read is a usage error (exit 2).
 func payloadFS(path string) (fs.FS, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, usageErrorf("--payload: %v", err)
 	}
 	if st.IsDir() && !image.IsLayout(path) {
-		return os.DirFS(path), nil
+		return rootFS(path), nil
 	}
 	fsys, err := image.Load(path, image.LoadOptions{})
 	if err != nil {
@@ -224,4 +227,23 @@ func version() string {
 		return bi.Main.Version
 	}
 	return "devel"
+}
+
+// readFlagFile reads a file named by a flag, refusing one above the
+// manifest file size limit.
+func readFlagFile(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	max := manifest.DefaultLimits().MaxFileSize
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("%s: %w", name, &manifest.LimitError{What: "file size", Size: int64(len(data)), Limit: max})
+	}
+	return data, nil
 }

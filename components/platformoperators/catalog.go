@@ -142,9 +142,9 @@ func LoadCatalog(fsys fs.FS) (*Catalog, error) {
 		default:
 			return nil
 		}
-		data, err := fs.ReadFile(fsys, p)
+		data, err := manifest.ReadFile(fsys, p, 0)
 		if err != nil {
-			errs = append(errs, err)
+			fail(p, "%v", err)
 			return nil
 		}
 		docs, err := manifest.SplitDocuments(data)

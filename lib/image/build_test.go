@@ -203,7 +203,7 @@ func TestWriteAndLoad(t *testing.T) {
 }
 
 // tarDir packs a directory into a tar next to it.
-func tarDir(t *testing.T, dir string) string {
+func tarDir(t testing.TB, dir string) string {
 	t.Helper()
 	var b bytes.Buffer
 	tw := tar.NewWriter(&b)

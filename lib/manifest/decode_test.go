@@ -150,6 +150,12 @@ func FuzzFastDecode(f *testing.F) {
 	for _, tc := range decodeCases {
 		f.Add([]byte(tc.in))
 	}
+	// The first document of some real payload files.
+	for _, file := range realpayload.Sample(f, 40, 32<<10) {
+		if docs, err := manifest.SplitDocuments(file.Data); err == nil && len(docs) > 0 {
+			f.Add(docs[0].Data)
+		}
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fast, ok := manifest.DecodeYAMLFast(data)
 		if !ok {

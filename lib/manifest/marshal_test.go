@@ -61,6 +61,9 @@ func FuzzMarshalYAML(f *testing.F) {
 	for _, tc := range decodeCases {
 		f.Add([]byte(tc.in))
 	}
+	for _, file := range realpayload.Sample(f, 40, 32<<10) {
+		f.Add(file.Data)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ms, _ := manifest.Parse("fuzz.yaml", data)
 		for _, m := range ms {

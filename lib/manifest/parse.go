@@ -222,7 +222,23 @@ var yamlLineRE = regexp.MustCompile(`line (\d+)`)
 // come out exactly as the CVO sees them). Empty, null and comment-only
 // documents are skipped. Every bad document is reported as a *ParseError in
 // the joined error, and the good ones are still returned.
+//
+// Parse applies DefaultLimits; see ParseWithLimits.
 func Parse(file string, data []byte) ([]Manifest, error) {
+	return ParseWithLimits(file, data, Limits{})
+}
+
+// ParseWithLimits is Parse with limits on the file's size, each document's
+// size and each object's depth. A file above MaxFileSize is refused whole
+// (one file-level *ParseError, nothing decoded); a document above
+// MaxDocumentSize or nested deeper than MaxDepth is a *ParseError for that
+// document, and the others are still returned. Limit errors wrap a
+// *LimitError (and so ErrLimit).
+func ParseWithLimits(file string, data []byte, limits Limits) ([]Manifest, error) {
+	limits = limits.withDefaults()
+	if int64(len(data)) > limits.MaxFileSize {
+		return nil, &ParseError{File: file, Doc: -1, Err: &LimitError{What: "file size", Size: int64(len(data)), Limit: limits.MaxFileSize}}
+	}
 	docs, err := SplitDocuments(data)
 	if err != nil {
 		return nil, &ParseError{File: file, Doc: -1, Err: err}
@@ -231,12 +247,22 @@ func Parse(file string, data []byte) ([]Manifest, error) {
 	var errs []error
 	values := map[string]any{}
 	for _, d := range docs {
+		if len(d.Data) > limits.MaxDocumentSize {
+			errs = append(errs, &ParseError{File: file, Doc: d.Index, Line: d.Line,
+				Err: &LimitError{What: "document size", Size: int64(len(d.Data)), Limit: int64(limits.MaxDocumentSize)}})
+			continue
+		}
 		m, err := decodeDocument(d, values)
 		if err != nil {
 			errs = append(errs, &ParseError{File: file, Doc: d.Index, Line: d.Line, Err: err})
 			continue
 		}
 		if m == nil {
+			continue
+		}
+		if tooDeep(m.Obj.Object, limits.MaxDepth) {
+			errs = append(errs, &ParseError{File: file, Doc: d.Index, Line: d.Line,
+				Err: &LimitError{What: "depth", Size: int64(limits.MaxDepth) + 1, Limit: int64(limits.MaxDepth)}})
 			continue
 		}
 		m.File = file

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/payload-apply/payload-apply/internal/realpayload"
 )
 
 // doc summarises a parsed manifest for comparisons.
@@ -140,6 +142,9 @@ func FuzzParse(f *testing.F) {
 	for _, s := range seeds {
 		f.Add([]byte(s))
 	}
+	for _, file := range realpayload.Sample(f, 40, 32<<10) {
+		f.Add(file.Data)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ms, err := Parse("fuzz.yaml", data)
 		for i := range ms {
@@ -196,6 +201,9 @@ func FuzzSplitYAML(f *testing.F) {
 		"a: 1\n", "# c\n---\na: 1\n---\n---\nb\n", "---", "--- # x\na\n--- !x\n", "a\r\n---\r\nb", "\n\n---\n\n", "a: 1\n---\n",
 	} {
 		f.Add([]byte(s))
+	}
+	for _, file := range realpayload.Sample(f, 40, 32<<10) {
+		f.Add(file.Data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		want, wantErr := splitYAMLByLines(data)

@@ -480,9 +480,9 @@ func (o *Overlay) copyTo(mem filesys.FileSystem) error {
 		if !d.Type().IsRegular() {
 			return fmt.Errorf("%s: not a regular file", p)
 		}
-		data, err := fs.ReadFile(o.Source.FS, p)
+		data, err := manifest.ReadFile(o.Source.FS, p, 0)
 		if err != nil {
-			return err
+			return fmt.Errorf("%s: %w", p, err)
 		}
 		return mem.WriteFile(target, data)
 	})

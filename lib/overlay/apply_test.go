@@ -2,6 +2,7 @@ package overlay_test
 
 import (
 	"fmt"
+	"io/fs"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -71,7 +72,7 @@ data:
 `},
 }
 
-func inputs(t *testing.T) []*manifest.Manifest {
+func inputs(t testing.TB) []*manifest.Manifest {
 	t.Helper()
 	var out []*manifest.Manifest
 	for _, f := range inputFiles {
@@ -86,9 +87,15 @@ func inputs(t *testing.T) []*manifest.Manifest {
 	return out
 }
 
+// mapFS makes a file system of files; a body "-> TARGET" is a symbolic
+// link to TARGET.
 func mapFS(files map[string]string) fstest.MapFS {
 	fsys := fstest.MapFS{}
 	for name, body := range files {
+		if target, ok := strings.CutPrefix(body, "-> "); ok {
+			fsys[name] = &fstest.MapFile{Data: []byte(target), Mode: fs.ModeSymlink}
+			continue
+		}
 		fsys[name] = &fstest.MapFile{Data: []byte(body)}
 	}
 	return fsys
@@ -543,6 +550,30 @@ func TestApplyErrors(t *testing.T) {
 			"o/p.yaml":             "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: missing, namespace: demo}\nspec: {replicas: 1}\n",
 		},
 		wantErr: []string{`test/o/kustomization.yaml: kustomize build: `},
+	}, {
+		name:    "unknown field",
+		files:   map[string]string{"o/kustomization.yaml": "namePrefx: x-\n"},
+		wantErr: []string{`test/o/kustomization.yaml: parse: invalid Kustomization: json: unknown field "namePrefx"`},
+	}, {
+		name:    "git resource",
+		files:   map[string]string{"o/kustomization.yaml": "resources: [\"git::https://example.com/repo.git//deploy?ref=main\"]\n"},
+		wantErr: []string{`resources[0] "git::https://example.com/repo.git//deploy?ref=main": remote resources are not allowed`},
+	}, {
+		name:    "windows absolute path",
+		files:   map[string]string{"o/kustomization.yaml": "patches: [{path: 'C:\\x.yaml'}]\n"},
+		wantErr: []string{`patches[0].path "C:\\x.yaml": absolute paths are not allowed`},
+	}, {
+		name: "symbolic link leaving the overlay",
+		files: map[string]string{
+			"o/kustomization.yaml": "resources: [cm.yaml]\n",
+			"o/cm.yaml":            "-> ../secret.yaml",
+			"secret.yaml":          "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\n",
+		},
+		wantErr: []string{`test/o/kustomization.yaml: copy the overlay: o/cm.yaml: not a regular file`},
+	}, {
+		name:    "alias bomb",
+		files:   map[string]string{"o/kustomization.yaml": "a: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]\ng: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]\nh: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]\n"},
+		wantErr: []string{`test/o/kustomization.yaml: parse: invalid Kustomization: yaml: document contains excessive aliasing`},
 	}, {
 		name: "an overlay must not forge the index annotation",
 		files: map[string]string{

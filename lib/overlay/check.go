@@ -15,7 +15,9 @@ import (
 // reaches outside the overlay's directory: absolute paths, paths that climb
 // out with "..", remote resources (URLs, git), files that do not exist (which
 // kustomize would otherwise try to fetch as remote), and Helm charts (which
-// run a program). Nested kustomizations the overlay uses are checked too.
+// run a program), and fields kustomize does not know (a misspelt field
+// would otherwise be an error only at build time). Nested kustomizations
+// the overlay uses are checked too.
 // Each problem is an *Error naming the kustomization file; all are joined.
 func (o *Overlay) Check() error {
 	c := &checker{o: o, visited: map[string]bool{}}
@@ -53,8 +55,10 @@ func (c *checker) kustomization(dir, name string, root bool) {
 		c.errorf(file, "read: %v", err)
 		return
 	}
+	// Decoded as kustomize decodes it: unknown fields are errors here,
+	// before any build, rather than at build time.
 	var k types.Kustomization
-	if err := yaml.Unmarshal(data, &k); err != nil {
+	if err := k.Unmarshal(data); err != nil {
 		c.errorf(file, "parse: %v", err)
 		return
 	}
@@ -212,8 +216,14 @@ func (c *checker) ref(dir, file, field, p string, want kind) {
 		return
 	}
 	st, err := fs.Stat(c.o.Source.FS, target)
-	if err != nil {
+	if errors.Is(err, fs.ErrNotExist) {
 		c.errorf(file, "%s %q: no such file or directory in the overlay", field, p)
+		return
+	}
+	if err != nil {
+		// For example a symbolic link leaving the directory, refused by
+		// an os.Root.
+		c.errorf(file, "%s %q: %v", field, p, err)
 		return
 	}
 	switch {

@@ -1,0 +1,152 @@
+package manifest
+
+import (
+	"errors"
+	"io/fs"
+	"strings"
+	"testing"
+	"testing/fstest"
+)
+
+// billionLaughs is the YAML alias bomb: nine levels of nine aliases expand
+// to 9^9 strings.
+const billionLaughs = `apiVersion: v1
+kind: ConfigMap
+metadata: {name: lol}
+a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]
+b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]
+c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]
+d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]
+e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]
+f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]
+g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]
+h: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]
+i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
+`
+
+const okDoc = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ok}\n"
+
+func nested(open, close string, n int) string {
+	return okDoc + "data: " + strings.Repeat(open, n) + "1" + strings.Repeat(close, n) + "\n"
+}
+
+// TestParseHostile feeds Parse hostile files: each is refused with an
+// error naming the file and document and saying what is wrong, quickly and
+// without exhausting memory; the good documents of the file still parse.
+func TestParseHostile(t *testing.T) {
+	small := Limits{MaxFileSize: 1 << 20, MaxDocumentSize: 4 << 10, MaxDepth: 16}
+	tests := []struct {
+		name   string
+		data   string
+		limits Limits
+		want   string
+		limit  bool // the error wraps ErrLimit
+		good   int  // manifests still returned
+	}{
+		{name: "alias bomb", data: okDoc + "---\n" + billionLaughs, want: "f.yaml#1: yaml: document contains excessive aliasing", good: 1},
+		{name: "alias bomb in JSON-looking YAML", data: "{" + strings.TrimSuffix(strings.ReplaceAll(strings.TrimPrefix(billionLaughs, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: lol}\n"), "\n", ", "), ", ") + "}",
+			want: "f.yaml#0: yaml: document contains excessive aliasing"},
+		{name: "nested past go-yaml's depth", data: nested("[", "]", 10001), want: "f.yaml#0: yaml: line 4: exceeded max depth of 10000"},
+		{name: "nested lists past the depth limit", data: nested("[", "]", 200), want: "f.yaml#0: nested more than 128 levels deep (the depth limit)", limit: true},
+		{name: "nested maps past the depth limit", data: okDoc + "---\n" + nested("{a: ", "}", 200), want: "f.yaml#1: nested more than 128 levels deep (the depth limit)", limit: true, good: 1},
+		{name: "nested JSON past the depth limit", data: `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"},"data":` + strings.Repeat("[", 500) + strings.Repeat("]", 500) + "}",
+			want: "f.yaml#0: nested more than 128 levels deep (the depth limit)", limit: true},
+		{name: "nested within a small limit", data: nested("[", "]", 14), limits: small, good: 1},
+		{name: "nested past a small limit", data: nested("[", "]", 16), limits: small, want: "f.yaml#0: nested more than 16 levels deep", limit: true},
+		{name: "document above the size limit", data: okDoc + "---\n" + okDoc + "data: {x: " + strings.Repeat("x", 5000) + "}\n", limits: small,
+			want: "f.yaml#1: document size 5064 bytes exceeds the limit of 4096", limit: true, good: 1},
+		{name: "file above the size limit", data: strings.Repeat(okDoc+"---\n", 300), limits: Limits{MaxFileSize: 10 << 10},
+			want: "f.yaml: file size 16800 bytes exceeds the limit of 10240", limit: true},
+		{name: "not UTF-8", data: okDoc + "data: {x: \"\xff\xfe\"}\n", want: "f.yaml: file is not valid UTF-8"},
+		{name: "UTF-16", data: "\xff\xfea\x00p\x00i\x00", want: "f.yaml: file is not valid UTF-8"},
+		{name: "NUL bytes", data: okDoc + "data: {x: \"\x00\"}\n", want: "f.yaml#0: yaml: control characters are not allowed"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ms, err := ParseWithLimits("f.yaml", []byte(tc.data), tc.limits)
+			if len(ms) != tc.good {
+				t.Errorf("%d manifests, want %d", len(ms), tc.good)
+			}
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("error %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+				t.Fatalf("error %v\nwant one starting %q", err, tc.want)
+			}
+			if got := errors.Is(err, ErrLimit); got != tc.limit {
+				t.Errorf("errors.Is(err, ErrLimit) = %v, want %v", got, tc.limit)
+			}
+			var pe *ParseError
+			if !errors.As(err, &pe) || pe.File != "f.yaml" {
+				t.Errorf("error is not a *ParseError naming the file: %#v", err)
+			}
+		})
+	}
+}
+
+func TestDefaultLimits(t *testing.T) {
+	var zero Limits
+	if got := zero.withDefaults(); got != DefaultLimits() {
+		t.Errorf("zero Limits = %+v, want the defaults %+v", got, DefaultLimits())
+	}
+	d := DefaultLimits()
+	if d.MaxDocumentSize > int(d.MaxFileSize) || d.MaxDepth < 41 {
+		t.Errorf("defaults %+v: a document limit above the file limit, or a depth the real payload (40) does not fit", d)
+	}
+}
+
+// endlessFS serves one file, "fifo", that never ends and has no size.
+type endlessFS struct{}
+
+type endless struct{}
+
+func (endlessFS) Open(name string) (fs.File, error) {
+	if name != "fifo" {
+		return nil, fs.ErrNotExist
+	}
+	return endless{}, nil
+}
+func (endless) Stat() (fs.FileInfo, error) { return fifoInfo{}, nil }
+func (endless) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 'x'
+	}
+	return len(p), nil
+}
+func (endless) Close() error { return nil }
+
+type fifoInfo struct{ fs.FileInfo }
+
+func (fifoInfo) Mode() fs.FileMode { return fs.ModeNamedPipe }
+
+func TestReadFile(t *testing.T) {
+	fsys := fstest.MapFS{"small": {Data: []byte("12345")}, "big": {Data: make([]byte, 100)}}
+	tests := []struct {
+		name string
+		fsys fs.FS
+		file string
+		max  int64
+		want string // error; "" for none
+	}{
+		{"within the limit", fsys, "small", 5, ""},
+		{"above the limit, size known", fsys, "big", 99, "file size 100 bytes exceeds the limit of 99"},
+		{"endless, size unknown", endlessFS{}, "fifo", 1000, "file size 1001 bytes exceeds the limit of 1000"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			data, err := ReadFile(tc.fsys, tc.file, tc.max)
+			if tc.want == "" {
+				if err != nil || len(data) != 5 {
+					t.Fatalf("%d bytes, %v", len(data), err)
+				}
+				return
+			}
+			if err == nil || err.Error() != tc.want || !errors.Is(err, ErrLimit) {
+				t.Fatalf("error %v, want %q wrapping ErrLimit", err, tc.want)
+			}
+		})
+	}
+}
