@@ -76,9 +76,9 @@ cluster-version operator does at install time:
 Objects are applied with server-side apply (field manager payload-apply,
 conflicts forced), one request per object, after reading the live object
 (not needed in a namespace this apply created; a kind with several objects
-is read by one list, per namespace for ConfigMaps and Secrets): an object
-already as the payload says is not written, so applying again makes no
-writes and changes no resourceVersion. Objects annotated
+is read by one list, per namespace for ConfigMaps, never for Secrets): an
+object already as the payload says is not written, so applying again makes
+no writes and changes no resourceVersion. Objects annotated
 release.openshift.io/create-only and ClusterOperators are created once and
 never updated; objects annotated release.openshift.io/delete are deleted.
 Transient failures (connection refused or reset, timeouts, 429, 5xx,

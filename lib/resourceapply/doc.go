@@ -10,18 +10,21 @@
 // would do without writing: a Preview per object with the live object and
 // the merged one (the live object itself when Apply would not touch it,
 // found with the same InSync test and no dry run; else the result of a
-// server-side dry run), reading live objects in bulk by bounded LISTs
-// (never Secrets). Results are data: a Change per object with
-// a typed Action, collected in a ChangeSet; failures are *ApplyError values
-// carrying the object, a classified Reason and the cause.
+// server-side dry run), reading live objects as Apply does (below).
+// Results are data: a Change per object with a typed Action, collected in
+// a ChangeSet; failures are *ApplyError values carrying the object, a
+// classified Reason and the cause.
 //
 // Apply reads the live object first and writes only when the payload's
 // fields differ from it or a field it owned left the payload (InSync), so
 // applying an unchanged payload again makes no write requests and leaves
 // every resourceVersion as it was; an object in a namespace the Manager
-// created is known to be new and is not read. Objects of built-in kinds are
-// seen through their Go types first, as the CVO decodes them (fields the
-// type lacks are dropped), and CRD schemas through JSONSchemaProps.
+// created is known to be new and is not read. Told of the apply's objects
+// (ExpectObjects), it reads a kind with several of them by one bounded
+// LIST instead of a GET each, never listing Secrets; DiffAll reads the
+// same way. Objects of built-in kinds are seen through their Go types
+// first, as the CVO decodes them (fields the type lacks are dropped), and
+// CRD schemas through JSONSchemaProps.
 // Transient failures (connection errors, timeouts, 429 with Retry-After,
 // 5xx, conflicts) are retried with backoff; an object whose kind or
 // namespace the apply creates (ExpectKinds, ExpectNamespaces) waits for it;

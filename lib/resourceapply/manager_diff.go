@@ -4,13 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/payload-apply/payload-apply/lib/manifest"
@@ -73,7 +70,8 @@ type Preview struct {
 //     when it exists, unchanged (Apply never updates it); when missing, a
 //     server-side dry-run create.
 //   - anything else: when the live object is in sync with obj (InSync,
-//     Apply's own test), unchanged, at the cost of one GET and no dry
+//     Apply's own test), unchanged, at the cost of one read (a GET, or
+//     its share of a list as Apply reads: see ExpectObjects) and no dry
 //     run; else a server-side dry-run apply with the Manager's field
 //     manager (a dry-run create when it is missing), whose result is
 //     Merged.
@@ -85,12 +83,6 @@ type Preview struct {
 // ReasonNamespaceMissing. On failure the error is an *ApplyError, also in
 // Preview.Err, and the Action is Failed.
 func (m *Manager) Diff(ctx context.Context, obj *unstructured.Unstructured, opts DiffOptions) (Preview, error) {
-	return m.diff(ctx, obj, opts, nil)
-}
-
-// diff is Diff, reading the live object from listed when its resource
-// and namespace were listed there.
-func (m *Manager) diff(ctx context.Context, obj *unstructured.Unstructured, opts DiffOptions, listed *listedObjects) (Preview, error) {
 	id := IDOf(obj)
 	ctx = withoutBodyLogs(ctx, obj)
 	p := Preview{Object: id, Action: Failed}
@@ -124,11 +116,9 @@ func (m *Manager) diff(ctx context.Context, obj *unstructured.Unstructured, opts
 		return fail(&ApplyError{Object: id, Verb: "apply", Reason: ReasonInvalid, Err: err})
 	}
 	ri := m.resource(mapping, required.GetNamespace())
-	live, ok := listed.lookup(mapping.Resource, required.GetNamespace(), required.GetName())
-	if !ok {
-		if live, err = m.get(ctx, ri, required.GetName(), aopts); err != nil {
-			return fail(m.fail(ctx, id, "get", err))
-		}
+	live, _, err := m.read(ctx, mapping, ri, required.GetNamespace(), required.GetName(), aopts)
+	if err != nil {
+		return fail(m.fail(ctx, id, "get", err))
 	}
 	p.Live = live
 
@@ -228,27 +218,26 @@ func (m *Manager) dryRunCreate(ctx context.Context, ri dynamic.ResourceInterface
 }
 
 // DiffAll runs Diff for every object, at most opts.Parallelism at once,
-// and returns the previews in the order of objs. Live objects are read by
-// one LIST per resource and namespace (per resource for cluster-scoped
-// kinds) where objs have at least diffListThreshold objects, except Secrets,
-// and by one GET each otherwise, or when a LIST fails (a client allowed
-// to get but not to list, say). The kinds the
-// CustomResourceDefinitions among objs define and the Namespaces among
-// them are expected first (ExpectKinds, ExpectNamespaces): objects that
-// need them are shown as to be created, as the payload gives them.
+// and returns the previews in the order of objs. Live objects are read as
+// Apply reads them once told of objs (ExpectObjects, which DiffAll calls):
+// a kind with several objects by one bounded LIST, Secrets and objects
+// alone of their kind by GET. The kinds the CustomResourceDefinitions
+// among objs define and the Namespaces among them are expected first
+// (ExpectKinds, ExpectNamespaces): objects that need them are shown as to
+// be created, as the payload gives them.
 //
 // A failed object does not stop the others; the error joins every
 // object's *ApplyError, in the order of objs (nil when none failed).
 func (m *Manager) DiffAll(ctx context.Context, objs []*unstructured.Unstructured, opts DiffOptions) ([]Preview, error) {
 	m.ExpectKinds(CRDKinds(objs)...)
 	m.ExpectNamespaces(Namespaces(objs)...)
-	listed := m.listAll(ctx, objs, opts)
+	m.ExpectObjects(objs...)
 	out := make([]Preview, len(objs))
 	var g errgroup.Group
 	g.SetLimit(max(opts.Parallelism, 1))
 	for i, obj := range objs {
 		g.Go(func() error {
-			out[i], _ = m.diff(ctx, obj, opts, listed)
+			out[i], _ = m.Diff(ctx, obj, opts)
 			return nil
 		})
 	}
@@ -260,176 +249,4 @@ func (m *Manager) DiffAll(ctx context.Context, objs []*unstructured.Unstructured
 		}
 	}
 	return out, errors.Join(errs...)
-}
-
-// How DiffAll reads live objects in bulk. A LIST costs the server about
-// what a GET of one object does, plus the objects it returns that the
-// payload does not have; it is bounded to listLimitFactor times the
-// objects wanted (at least listLimitMin), and given up for smaller reads
-// when the cluster has more.
-const (
-	// diffListThreshold is how many objects of one resource in one
-	// namespace (or of one cluster-scoped resource) make DiffAll list them
-	// instead of getting them one by one.
-	diffListThreshold = 2
-	// listLimitFactor and listLimitMin bound a LIST's page: beyond it,
-	// the cluster holds many more objects of the resource than the payload
-	// and smaller reads are cheaper.
-	listLimitFactor = 4
-	listLimitMin    = 50
-)
-
-// diffListKey is a resource in a namespace ("" for cluster-scoped resources).
-type diffListKey struct {
-	resource  schema.GroupVersionResource
-	namespace string
-}
-
-// listedObjects are the live objects DiffAll read by listing, by resource
-// and namespace, then by name. Only resources and namespaces read in full
-// are there. A nil *listedObjects has none.
-type listedObjects struct {
-	lists map[diffListKey]map[string]*unstructured.Unstructured
-}
-
-// lookup returns the live object name of resource in namespace and
-// whether they were listed; nil when listed and absent.
-func (l *listedObjects) lookup(resource schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, bool) {
-	if l == nil {
-		return nil, false
-	}
-	byName, ok := l.lists[diffListKey{resource, namespace}]
-	if !ok {
-		return nil, false
-	}
-	return byName[name], true
-}
-
-// wantedResource is what DiffAll reads of one resource: how many objects
-// in each namespace ("" for a cluster-scoped resource), in order of first
-// appearance.
-type wantedResource struct {
-	resource   schema.GroupVersionResource
-	namespaced bool
-	namespaces []string
-	counts     map[string]int
-	total      int
-}
-
-// listAll reads in bulk, at most opts.Parallelism requests at once, the
-// live objects of objs it can, Secrets excepted (Diff reads only the
-// payload's own Secrets, one by one):
-//
-//   - a cluster-scoped resource with at least diffListThreshold objects:
-//     one LIST;
-//   - a namespaced resource with objects in several namespaces: one LIST
-//     across all namespaces; when that fails or the cluster has more than
-//     its page holds, or for a resource in one namespace, one LIST per
-//     namespace with at least diffListThreshold objects.
-//
-// Every LIST is bounded (listLimitFactor); one that fails or does not fit
-// leaves its objects to Diff's GETs, as do kinds with no mapping yet.
-func (m *Manager) listAll(ctx context.Context, objs []*unstructured.Unstructured, opts DiffOptions) *listedObjects {
-	byResource := map[schema.GroupVersionResource]*wantedResource{}
-	var wanted []*wantedResource
-	for _, obj := range objs {
-		gvk := obj.GroupVersionKind()
-		if gvk.GroupKind() == secretGK {
-			continue
-		}
-		mapping, err := m.mapping(gvk)
-		if err != nil {
-			continue
-		}
-		namespaced := mapping.Scope.Name() == meta.RESTScopeNameNamespace
-		ns := ""
-		if namespaced {
-			if ns = obj.GetNamespace(); ns == "" {
-				continue
-			}
-		}
-		w, ok := byResource[mapping.Resource]
-		if !ok {
-			w = &wantedResource{resource: mapping.Resource, namespaced: namespaced, counts: map[string]int{}}
-			byResource[mapping.Resource] = w
-			wanted = append(wanted, w)
-		}
-		if w.counts[ns] == 0 {
-			w.namespaces = append(w.namespaces, ns)
-		}
-		w.counts[ns]++
-		w.total++
-	}
-	out := &listedObjects{lists: map[diffListKey]map[string]*unstructured.Unstructured{}}
-	var mu sync.Mutex
-	sem := make(chan struct{}, max(opts.Parallelism, 1))
-	// list reads resource in namespace ("": all) with a page of limit; it
-	// returns nil when the read failed or did not fit.
-	list := func(resource schema.GroupVersionResource, namespace string, limit int) []unstructured.Unstructured {
-		sem <- struct{}{}
-		defer func() { <-sem }()
-		ri := m.client.Resource(resource)
-		var nri dynamic.ResourceInterface = ri
-		if namespace != "" {
-			nri = ri.Namespace(namespace)
-		}
-		var l *unstructured.UnstructuredList
-		err := retry(ctx, opts.Retry, func() error {
-			var err error
-			l, err = nri.List(ctx, metav1.ListOptions{Limit: int64(limit)})
-			return err
-		})
-		if err != nil || l.GetContinue() != "" {
-			// Refused, failed, or more than the page: smaller reads.
-			return nil
-		}
-		return l.Items
-	}
-	keep := func(resource schema.GroupVersionResource, namespaces []string, items []unstructured.Unstructured) {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, ns := range namespaces {
-			out.lists[diffListKey{resource, ns}] = map[string]*unstructured.Unstructured{}
-		}
-		for i := range items {
-			if byName, ok := out.lists[diffListKey{resource, items[i].GetNamespace()}]; ok {
-				byName[items[i].GetName()] = &items[i]
-			}
-		}
-	}
-	limitFor := func(n int) int { return max(listLimitFactor*n, listLimitMin) }
-	var wg sync.WaitGroup
-	for _, w := range wanted {
-		switch {
-		case !w.namespaced && w.total >= diffListThreshold:
-			wg.Go(func() {
-				if items := list(w.resource, "", limitFor(w.total)); items != nil {
-					keep(w.resource, []string{""}, items)
-				}
-			})
-		case w.namespaced:
-			wg.Go(func() {
-				if len(w.namespaces) > 1 {
-					if items := list(w.resource, "", limitFor(w.total)); items != nil {
-						keep(w.resource, w.namespaces, items)
-						return
-					}
-				}
-				var nwg sync.WaitGroup
-				for _, ns := range w.namespaces {
-					if w.counts[ns] < diffListThreshold {
-						continue
-					}
-					nwg.Go(func() {
-						if items := list(w.resource, ns, limitFor(w.counts[ns])); items != nil {
-							keep(w.resource, []string{ns}, items)
-						}
-					})
-				}
-				nwg.Wait()
-			})
-		}
-	}
-	wg.Wait()
-	return out
 }

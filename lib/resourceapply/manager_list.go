@@ -26,10 +26,12 @@ import (
 //
 //   - cluster-scoped kinds: one list of the kind;
 //   - namespaced kinds with objects in several namespaces: one list across
-//     all namespaces, except ConfigMaps and Secrets (which can be many and
-//     large): those, and kinds in one namespace only, are listed per
-//     namespace where the apply has at least two objects;
-//   - anything else (one object of its kind in its namespace): a GET.
+//     all namespaces, except ConfigMaps (which can be many and large):
+//     those, and kinds in one namespace only, are listed per namespace
+//     where the apply has at least two objects;
+//   - Secrets, and anything else (one object of its kind in its
+//     namespace): a GET. Secrets are never listed, so that only the
+//     apply's own Secrets are read.
 //
 // A list is a consistent read (no resourceVersion: the latest state) of at
 // most listCap objects; one that would hold more is dropped, and its
@@ -56,7 +58,6 @@ func (m *Manager) listCap(want int) int64 { return int64(max(m.listMin, 4*want))
 // perNamespace are kinds never listed across namespaces.
 var perNamespace = map[schema.GroupKind]bool{
 	{Kind: "ConfigMap"}: true,
-	{Kind: "Secret"}:    true,
 }
 
 // plannedKind counts the objects of one kind (and version) an apply holds.
@@ -118,7 +119,7 @@ func (m *Manager) listKeyFor(mapping *meta.RESTMapping, ns string) (key listKey,
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	p := m.planned[gvk]
-	if p == nil {
+	if p == nil || gvk.GroupKind() == secretGK {
 		return listKey{}, 0, false
 	}
 	if mapping.Scope.Name() != meta.RESTScopeNameNamespace {

@@ -24,6 +24,7 @@ func TestListKeyFor(t *testing.T) {
 		obj("v1", "ServiceAccount", "x", "a"), obj("v1", "ServiceAccount", "y", "a"),
 		obj("apps/v1", "Deployment", "x", "a"), obj("apps/v1", "Deployment", "x", "b"),
 		obj("v1", "Service", "x", "a"),
+		obj("v1", "Secret", "x", "a"), obj("v1", "Secret", "x", "b"), obj("v1", "Secret", "y", "c"),
 		obj("rbac.authorization.k8s.io/v1", "ClusterRole", "", "a"), obj("rbac.authorization.k8s.io/v1", "ClusterRole", "", "b"),
 		obj("config.openshift.io/v1", "Infrastructure", "", "cluster"),
 	)
@@ -51,7 +52,8 @@ func TestListKeyFor(t *testing.T) {
 		{"cluster-scoped", mapping("rbac.authorization.k8s.io/v1", "ClusterRole", "clusterroles", false), "", listKey{gvr: schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"}}, 2, true},
 		{"one cluster-scoped", mapping("config.openshift.io/v1", "Infrastructure", "infrastructures", false), "", listKey{}, 0, false},
 		{"too many across namespaces", mapping("v1", "ServiceAccount", "serviceaccounts", true), "x", listKey{}, 0, false},
-		{"not told", mapping("v1", "Secret", "secrets", true), "x", listKey{}, 0, false},
+		{"Secrets never", mapping("v1", "Secret", "secrets", true), "x", listKey{}, 0, false},
+		{"not told", mapping("v1", "Pod", "pods", true), "x", listKey{}, 0, false},
 		{"other version", mapping("apps/v1beta1", "Deployment", "deployments", true), "x", listKey{}, 0, false},
 	} {
 		if tc.name == "too many across namespaces" {

@@ -288,8 +288,8 @@ func TestApplyRealPayload(t *testing.T) {
 			t.Errorf("%d write requests", sum.Requests.Writes)
 		}
 		// Reads come by list, one per kind (per namespace for
-		// ConfigMaps and Secrets), and by GET only for an object alone
-		// of its kind: well under one request per four objects.
+		// ConfigMaps), and by GET only for an object alone of its kind
+		// and for Secrets: well under one request per four objects.
 		if total := sum.Requests.Reads + sum.Requests.Writes; total >= int64(len(objs)/4) {
 			t.Errorf("%d requests for %d objects, want fewer than %d: %v", total, len(objs), len(objs)/4, sum.Requests.ByVerb)
 		}
