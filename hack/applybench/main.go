@@ -431,6 +431,10 @@ func (b *bench) writeKubectlInput() error {
 	byLevel := map[int][]*manifest.Manifest{}
 	var levels []int
 	for _, t := range b.plan.Graph.Tasks {
+		if t.Manifest == nil {
+			// A component step: kubectl has no equivalent.
+			continue
+		}
 		if payload.StageCRDsAndNamespaces(t) {
 			staged = append(staged, t.Manifest)
 			continue
