@@ -65,6 +65,7 @@ import (
 	"k8s.io/client-go/restmapper"
 	"sigs.k8s.io/yaml"
 
+	"github.com/payload-apply/payload-apply/internal/benchstat"
 	"github.com/payload-apply/payload-apply/lib/manifest"
 	"github.com/payload-apply/payload-apply/lib/resourceapply"
 	"github.com/payload-apply/payload-apply/plan"
@@ -188,9 +189,9 @@ func run(payloadDir string, rounds, parallelism int, hold bool) error {
 	}
 	fmt.Printf("| contender | median | runs (s) |\n| --- | --- | --- |\n")
 	for _, c := range contenders {
-		fmt.Printf("| %s | %.2f s | %s |\n", c, median(times[c]).Seconds(), list(times[c]))
+		fmt.Printf("| %s | %.2f s | %s |\n", c, benchstat.Median(times[c]).Seconds(), benchstat.Seconds(times[c]))
 	}
-	fmt.Printf("| **kubectl / cli** | **%.2f** | |\n", median(times["kubectl"]).Seconds()/median(times["cli"]).Seconds())
+	fmt.Printf("| **kubectl / cli** | **%.2f** | |\n", benchstat.Median(times["kubectl"]).Seconds()/benchstat.Median(times["cli"]).Seconds())
 	return nil
 }
 
@@ -566,26 +567,6 @@ func (b *bench) prepare(ctx context.Context, p *plan.Plan) (stubs, namespaces in
 		}
 	}
 	return stubs, namespaces, nil
-}
-
-func median(v []time.Duration) time.Duration {
-	s := append([]time.Duration(nil), v...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	if len(s) == 0 {
-		return 0
-	}
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-func list(v []time.Duration) string {
-	parts := make([]string, len(v))
-	for i, d := range v {
-		parts[i] = fmt.Sprintf("%.2f", d.Seconds())
-	}
-	return strings.Join(parts, " ")
 }
 
 func tail(s string) string {
