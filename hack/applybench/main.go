@@ -138,11 +138,7 @@ func run(payloadDir string, rounds int, contenders []string, parallelism, noops 
 
 	times := map[string][]time.Duration{}
 	for r := 0; r < rounds; r++ {
-		order := append([]string(nil), contenders...)
-		if r%2 == 1 {
-			sort.Sort(sort.Reverse(sort.StringSlice(order)))
-		}
-		for _, c := range order {
+		for _, c := range benchstat.Order(contenders, r) {
 			if c == "reapply" {
 				if err := b.reapplyOnce(ctx, r); err != nil {
 					return fmt.Errorf("round %d, %s: %w", r+1, c, err)
@@ -157,13 +153,13 @@ func run(payloadDir string, rounds int, contenders []string, parallelism, noops 
 			times[c] = append(times[c], d)
 		}
 	}
-	fmt.Printf("| contender | median | runs (s) |\n| --- | --- | --- |\n")
+	fmt.Print(benchstat.Header)
 	for _, c := range contenders {
 		if c == "reapply" {
 			b.reportReapply()
 			continue
 		}
-		fmt.Printf("| %s | %.2f s | %s |\n", c, benchstat.Median(times[c]).Seconds(), benchstat.Seconds(times[c]))
+		fmt.Print(benchstat.Row(c, times[c]))
 	}
 	ratio := func(a, b string) {
 		if len(times[a]) > 0 && len(times[b]) > 0 {
@@ -197,11 +193,7 @@ func (b *bench) reapplyOnce(ctx context.Context, round int) error {
 		bins = append(bins, "noop-base")
 	}
 	for i := 0; i < b.noops; i++ {
-		order := append([]string(nil), bins...)
-		if (round+i)%2 == 1 {
-			sort.Sort(sort.Reverse(sort.StringSlice(order)))
-		}
-		for _, kind := range order {
+		for _, kind := range benchstat.Order(bins, round+i) {
 			bin := b.cliBin
 			if kind == "noop-base" {
 				bin = b.baseBin

@@ -174,11 +174,7 @@ func run(payloadDir string, rounds, parallelism int, hold bool) error {
 	}
 	times := map[string][]time.Duration{}
 	for r := 0; r < rounds; r++ {
-		order := append([]string(nil), contenders...)
-		if r%2 == 1 {
-			sort.Sort(sort.Reverse(sort.StringSlice(order)))
-		}
-		for _, c := range order {
+		for _, c := range benchstat.Order(contenders, r) {
 			d, err := b.once(ctx, c, b.want)
 			if err != nil {
 				return fmt.Errorf("round %d, %s: %w", r+1, c, err)
@@ -187,9 +183,9 @@ func run(payloadDir string, rounds, parallelism int, hold bool) error {
 			times[c] = append(times[c], d)
 		}
 	}
-	fmt.Printf("| contender | median | runs (s) |\n| --- | --- | --- |\n")
+	fmt.Print(benchstat.Header)
 	for _, c := range contenders {
-		fmt.Printf("| %s | %.2f s | %s |\n", c, benchstat.Median(times[c]).Seconds(), benchstat.Seconds(times[c]))
+		fmt.Print(benchstat.Row(c, times[c]))
 	}
 	fmt.Printf("| **kubectl / cli** | **%.2f** | |\n", benchstat.Median(times["kubectl"]).Seconds()/benchstat.Median(times["cli"]).Seconds())
 	return nil

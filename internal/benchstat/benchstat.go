@@ -1,6 +1,7 @@
-// Package benchstat holds the small statistics the benchmark commands
-// under hack/ share: the median of a set of runs and the list of runs as
-// their Markdown tables print it.
+// Package benchstat holds what the benchmark commands under hack/ share
+// of the house method: the order of the contenders in alternating rounds,
+// the median of a set of runs, and the Markdown table of medians and runs
+// they print.
 //
 // It is for those commands (and their tests) only; the command and the
 // libraries never import it. It imports only the standard library.
@@ -40,4 +41,25 @@ func Seconds(v []time.Duration) string {
 		parts[i] = fmt.Sprintf("%.2f", d.Seconds())
 	}
 	return strings.Join(parts, " ")
+}
+
+// Order returns the order to run names in, in round r (counted from 0)
+// of an alternating comparison: as given in even rounds, in reverse
+// lexical order in odd ones, so that no contender always runs first. It
+// does not change names.
+func Order(names []string, r int) []string {
+	order := append([]string(nil), names...)
+	if r%2 == 1 {
+		sort.Sort(sort.Reverse(sort.StringSlice(order)))
+	}
+	return order
+}
+
+// Header is the head of the Markdown table of runs that Row fills.
+const Header = "| contender | median | runs (s) |\n| --- | --- | --- |\n"
+
+// Row is the line of the table under Header for contender name: its
+// median in seconds and its runs, as Seconds lists them.
+func Row(name string, runs []time.Duration) string {
+	return fmt.Sprintf("| %s | %.2f s | %s |\n", name, Median(runs).Seconds(), Seconds(runs))
 }

@@ -1,6 +1,7 @@
 package benchstat
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -41,5 +42,29 @@ func TestSeconds(t *testing.T) {
 	}
 	if got := Seconds(nil); got != "" {
 		t.Errorf("Seconds(nil) = %q, want empty", got)
+	}
+}
+
+func TestOrder(t *testing.T) {
+	names := []string{"cli", "kubectl", "plan"}
+	if got := Order(names, 0); strings.Join(got, " ") != "cli kubectl plan" {
+		t.Errorf("round 0: %v", got)
+	}
+	if got := Order(names, 3); strings.Join(got, " ") != "plan kubectl cli" {
+		t.Errorf("round 3: %v", got)
+	}
+	if got := Order([]string{"b", "c", "a"}, 1); strings.Join(got, " ") != "c b a" {
+		t.Errorf("round 1, unsorted: %v, want reverse lexical order", got)
+	}
+	if strings.Join(names, " ") != "cli kubectl plan" {
+		t.Errorf("Order changed its input to %v", names)
+	}
+}
+
+func TestRow(t *testing.T) {
+	got := Header + Row("cli", []time.Duration{3 * time.Second, 1 * time.Second, 2 * time.Second})
+	want := "| contender | median | runs (s) |\n| --- | --- | --- |\n| cli | 2.00 s | 3.00 1.00 2.00 |\n"
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 }
