@@ -8,29 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/payload-apply/payload-apply/internal/hostile"
 	"github.com/payload-apply/payload-apply/lib/manifest"
 )
-
-// writeTree writes files under dir; a value "-> TARGET" makes a symbolic
-// link to TARGET instead.
-func writeTree(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for name, body := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		var err error
-		if target, ok := strings.CutPrefix(body, "-> "); ok {
-			err = os.Symlink(target, p)
-		} else {
-			err = os.WriteFile(p, []byte(body), 0o644)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-}
 
 // TestLoadHostile loads hostile payload directories, through os.DirFS and
 // through an os.Root (as the command opens them): each is refused with an
@@ -66,7 +46,7 @@ func TestLoadHostile(t *testing.T) {
 			want: "release-manifests/release-metadata: symbolic link leads outside the payload directory", link: true},
 		{name: "directory linked out", files: map[string]string{"manifests": "-> ../outside/release-manifests"},
 			want: "manifests: symbolic link leads outside the payload directory: manifests -> ../outside/release-manifests", link: true},
-		{name: "file above the size limit", files: map[string]string{"release-manifests/0000_20_b_big.yaml": cmYAML("big") + "data: {x: " + strings.Repeat("x", 2000) + "}\n"},
+		{name: "file above the size limit", files: map[string]string{"release-manifests/0000_20_b_big.yaml": hostile.Padded(cmYAML("big"), 2000)},
 			opts: LoadOptions{Limits: manifest.Limits{MaxFileSize: 1000}}, want: "release-manifests/0000_20_b_big.yaml: file size 2168 bytes exceeds the limit of 1000", limit: true},
 		{name: "payload above the size limit", files: map[string]string{"release-manifests/0000_20_b_x.yaml": cmYAML("x"), "release-manifests/0000_30_c_x.yaml": cmYAML("y")},
 			opts: LoadOptions{MaxPayloadSize: 400}, want: "release-manifests/0000_30_c_x.yaml: payload size 463 bytes exceeds the limit of 400", limit: true},
@@ -86,20 +66,7 @@ func TestLoadHostile(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
 			dir := filepath.Join(root, "payload")
-			files := map[string]string{}
-			for k, v := range base {
-				files[k] = v
-			}
-			for k, v := range tc.files {
-				files[k] = v
-			}
-			for name, body := range files {
-				if rest, ok := strings.CutPrefix(name, "../"); ok {
-					writeTree(t, root, map[string]string{rest: body})
-				} else {
-					writeTree(t, dir, map[string]string{name: body})
-				}
-			}
+			hostile.WriteTree(t, dir, base, tc.files)
 			r, err := os.OpenRoot(dir)
 			if err != nil {
 				t.Fatal(err)
@@ -138,7 +105,7 @@ func TestLoadHostile(t *testing.T) {
 // are followed.
 func TestLoadFollowsLinksInside(t *testing.T) {
 	dir := t.TempDir()
-	writeTree(t, dir, map[string]string{
+	hostile.WriteTree(t, dir, map[string]string{
 		"release-manifests/release-metadata": testMetadata,
 		"release-manifests/image-references": testImages,
 		"shared/0000_10_a_x.yaml":            cmYAML("linked"),

@@ -581,6 +581,20 @@ func (a *clusterApplier) slow(now time.Time, d time.Duration) []resourceapply.Pe
 
 var _ payload.Applier = &clusterApplier{}
 
+// track records t as in flight, doing why, for slow to report, until
+// done is called.
+func (a *clusterApplier) track(t *payload.Task, why string) (f *flight, done func()) {
+	f = &flight{task: t, start: time.Now(), why: why}
+	a.mu.Lock()
+	a.inFlight[t.Index] = f
+	a.mu.Unlock()
+	return f, func() {
+		a.mu.Lock()
+		delete(a.inFlight, t.Index)
+		a.mu.Unlock()
+	}
+}
+
 // Apply applies one object (a Job is then waited on until complete, since
 // it is a barrier), or runs one step.
 func (a *clusterApplier) Apply(ctx context.Context, t *payload.Task) error {
@@ -593,15 +607,8 @@ func (a *clusterApplier) Apply(ctx context.Context, t *payload.Task) error {
 		return a.runStep(ctx, t)
 	}
 	m := t.Manifest
-	f := &flight{task: t, start: time.Now(), why: "applying"}
-	a.mu.Lock()
-	a.inFlight[t.Index] = f
-	a.mu.Unlock()
-	defer func() {
-		a.mu.Lock()
-		delete(a.inFlight, t.Index)
-		a.mu.Unlock()
-	}()
+	f, done := a.track(t, "applying")
+	defer done()
 	opts := a.opts
 	opts.OnWait = func(_ manifest.ID, why string) {
 		a.mu.Lock()

@@ -35,15 +35,8 @@ func (a *clusterApplier) runStep(ctx context.Context, t *payload.Task) error {
 			return nil
 		}
 	}
-	f := &flight{task: t, start: time.Now(), why: "running"}
-	a.mu.Lock()
-	a.inFlight[t.Index] = f
-	a.mu.Unlock()
-	defer func() {
-		a.mu.Lock()
-		delete(a.inFlight, t.Index)
-		a.mu.Unlock()
-	}()
+	_, done := a.track(t, "running")
+	defer done()
 	opts := resourceapply.DefaultStepOptions()
 	opts.DryRun = a.opts.DryRun
 	res, err := a.mgr.RunStep(ctx, step, opts)

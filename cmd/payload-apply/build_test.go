@@ -2,9 +2,7 @@ package main
 
 import (
 	"archive/tar"
-	"bytes"
 	"encoding/json"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,11 +10,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
+	"github.com/payload-apply/payload-apply/internal/hostile"
 	"github.com/payload-apply/payload-apply/internal/realpayload"
 	"github.com/payload-apply/payload-apply/lib/image"
 	"github.com/payload-apply/payload-apply/payload"
@@ -315,28 +310,28 @@ func TestBuildOnBase(t *testing.T) {
 func TestPayloadRefusesHostileImages(t *testing.T) {
 	tests := []struct {
 		name    string
-		entries []tarEntry
+		entries []hostile.Entry
 		wantErr string
 	}{
 		{
 			name:    "path traversal",
-			entries: []tarEntry{{name: "../../etc/cron.d/evil", body: "* * * * * root sh"}},
+			entries: []hostile.Entry{{Name: "../../etc/cron.d/evil", Body: "* * * * * root sh"}},
 			wantErr: `layer 0: entry "../../etc/cron.d/evil": refused: path leaves the image root`,
 		},
 		{
 			name:    "symlink out of the root",
-			entries: []tarEntry{{name: "release-manifests/x.yaml", link: "../../../../etc/shadow", typeflag: tar.TypeSymlink}},
+			entries: []hostile.Entry{{Name: "release-manifests/x.yaml", Link: "../../../../etc/shadow", Type: tar.TypeSymlink}},
 			wantErr: `layer 0: entry "release-manifests/x.yaml": refused: link leaves the image root`,
 		},
 		{
 			name:    "device",
-			entries: []tarEntry{{name: "release-manifests/mem", typeflag: tar.TypeChar}},
+			entries: []hostile.Entry{{Name: "release-manifests/mem", Type: tar.TypeChar}},
 			wantErr: `layer 0: entry "release-manifests/mem": refused: special file: character device`,
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p := hostileArchive(t, tc.entries)
+			p := hostile.Archive(t, tc.entries...)
 			for _, cmd := range []string{"render", "validate"} {
 				code, _, errOut := runCmd(t, cmd, "--payload", p)
 				if code != 2 || !strings.Contains(errOut, "error: --payload "+p+": "+tc.wantErr) {
@@ -345,48 +340,6 @@ func TestPayloadRefusesHostileImages(t *testing.T) {
 			}
 		})
 	}
-}
-
-type tarEntry struct {
-	name, body, link string
-	typeflag         byte
-}
-
-// hostileArchive writes a docker-archive whose one layer holds entries.
-func hostileArchive(t *testing.T, entries []tarEntry) string {
-	t.Helper()
-	var b bytes.Buffer
-	tw := tar.NewWriter(&b)
-	for _, e := range entries {
-		tf := e.typeflag
-		if tf == 0 {
-			tf = tar.TypeReg
-		}
-		hdr := &tar.Header{Name: e.name, Typeflag: tf, Linkname: e.link, Mode: 0o644}
-		if tf == tar.TypeReg {
-			hdr.Size = int64(len(e.body))
-		}
-		if err := tw.WriteHeader(hdr); err != nil {
-			t.Fatal(err)
-		}
-		tw.Write([]byte(e.body))
-	}
-	tw.Close()
-	data := b.Bytes()
-	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := mutate.AppendLayers(empty.Image, layer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(t.TempDir(), "evil.tar")
-	tag, _ := name.NewTag("evil:latest")
-	if err := tarball.WriteToFile(p, tag, img); err != nil {
-		t.Fatal(err)
-	}
-	return p
 }
 
 func TestValidateImageChecksTheLabel(t *testing.T) {

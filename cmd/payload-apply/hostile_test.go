@@ -2,34 +2,12 @@ package main
 
 import (
 	"archive/tar"
-	"bytes"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
-
-	"github.com/payload-apply/payload-apply/lib/image"
+	"github.com/payload-apply/payload-apply/internal/hostile"
 )
-
-// aliasBomb is a ConfigMap whose aliases expand to 9^8 strings.
-const aliasBomb = `apiVersion: v1
-kind: ConfigMap
-metadata: {name: lol, namespace: default}
-data:
-  a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]
-  b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]
-  c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]
-  d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]
-  e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]
-  f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]
-  g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]
-  h: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]
-`
 
 // hostileCase is a payload (and profile and overlay directories) made
 // hostile in one way, and what the command must say about it.
@@ -53,7 +31,7 @@ var hostilePayload = map[string]string{
 }
 
 var hostileCases = []hostileCase{
-	{name: "alias bomb", files: map[string]string{"payload/release-manifests/0000_50_hostile_01_bomb.yaml": aliasBomb},
+	{name: "alias bomb", files: map[string]string{"payload/release-manifests/0000_50_hostile_01_bomb.yaml": hostile.AliasBombConfigMap("lol", "default")},
 		code: 1, where: "release-manifests/0000_50_hostile_01_bomb.yaml#0", what: "yaml: document contains excessive aliasing"},
 	{name: "deep nesting", files: map[string]string{"payload/release-manifests/0000_50_hostile_01_deep.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: deep, namespace: hostile}\ndata: {x: " + strings.Repeat("[", 300) + strings.Repeat("]", 300) + "}\n"},
 		code: 1, where: "release-manifests/0000_50_hostile_01_deep.yaml#0", what: "nested more than 128 levels deep (the depth limit)"},
@@ -88,33 +66,12 @@ var hostileCases = []hostileCase{
 		code: 1, where: "profiles/evil.yaml", what: `error unmarshaling JSON: while decoding JSON: json: unknown field "overlay"`},
 }
 
-// writeHostile writes files under root.
-func writeHostile(t *testing.T, root string, files map[string]string) {
-	t.Helper()
-	for name, body := range files {
-		p := filepath.Join(root, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		var err error
-		if target, ok := strings.CutPrefix(body, "-> "); ok {
-			err = os.Symlink(target, p)
-		} else {
-			err = os.WriteFile(p, []byte(body), 0o644)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // hostileArgs returns the command line of c for command cmd, with its
 // files written under a new temporary root.
 func hostileArgs(t *testing.T, c hostileCase, cmd ...string) []string {
 	t.Helper()
 	root := t.TempDir()
-	writeHostile(t, root, hostilePayload)
-	writeHostile(t, root, c.files)
+	hostile.WriteTree(t, root, hostilePayload, c.files)
 	args := append(append([]string(nil), cmd...), "--payload", filepath.Join(root, "payload"))
 	for _, a := range c.args {
 		args = append(args, strings.ReplaceAll(a, "@/", root+"/"))
@@ -161,38 +118,11 @@ func TestHostileInputCLI(t *testing.T) {
 // hostileImage writes a docker-archive whose payload layer holds the good
 // payload plus a symbolic link out of it, and returns its path.
 func hostileImage(t *testing.T) string {
-	t.Helper()
-	var b bytes.Buffer
-	tw := tar.NewWriter(&b)
+	var entries []hostile.Entry
 	for _, name := range []string{"release-manifests/release-metadata", "release-manifests/image-references", "release-manifests/0000_50_hostile_00_ns.yaml"} {
-		body := hostilePayload["payload/"+name]
-		if err := tw.WriteHeader(&tar.Header{Name: name, Typeflag: tar.TypeReg, Mode: 0o444, Size: int64(len(body))}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write([]byte(body)); err != nil {
-			t.Fatal(err)
-		}
+		entries = append(entries, hostile.Entry{Name: name, Body: hostilePayload["payload/"+name]})
 	}
-	if err := tw.WriteHeader(&tar.Header{Name: "release-manifests/0000_50_hostile_01_link.yaml", Typeflag: tar.TypeSymlink, Linkname: "/etc/passwd"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	data := b.Bytes()
-	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := mutate.AppendLayers(empty.Image, layer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "hostile.tar")
-	if err := image.Write(img, path, image.WriteOptions{Format: image.FormatDockerArchive}); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return hostile.Archive(t, append(entries, hostile.Entry{Name: "release-manifests/0000_50_hostile_01_link.yaml", Type: tar.TypeSymlink, Link: "/etc/passwd"})...)
 }
 
 // TestHostileImageCLI: a payload image with a symbolic link out of the

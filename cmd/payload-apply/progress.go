@@ -105,6 +105,17 @@ type jsonEvent struct {
 	Errors      []string       `json:"errors,omitempty"`
 }
 
+// fail marks e as the event of a failure: the action Failed, err's
+// message and its reason. It does nothing when err is nil.
+func (e *jsonEvent) fail(err error) {
+	if err == nil {
+		return
+	}
+	e.Action = string(resourceapply.Failed)
+	e.Error = err.Error()
+	e.Reason = string(resourceapply.ReasonOf(err))
+}
+
 type jsonPending struct {
 	Object  string `json:"object"`
 	Message string `json:"message"`
@@ -225,11 +236,7 @@ func (p *progress) event(e payload.Event, change resourceapply.Change) {
 			if l, _, ok := payload.ParseFileName(m.OriginalFilename); ok {
 				je.RunLevel = intp(l)
 			}
-			if e.Err != nil {
-				je.Action = string(resourceapply.Failed)
-				je.Error = e.Err.Error()
-				je.Reason = string(resourceapply.ReasonOf(e.Err))
-			}
+			je.fail(e.Err)
 			p.emit(je)
 			return
 		}
@@ -264,11 +271,7 @@ func (p *progress) stepDone(e payload.Event, change resourceapply.Change) {
 		if l := t.RunLevel(); l != payload.NoRunLevel {
 			je.RunLevel = intp(l)
 		}
-		if e.Err != nil {
-			je.Action = string(resourceapply.Failed)
-			je.Error = e.Err.Error()
-			je.Reason = string(resourceapply.ReasonOf(e.Err))
-		}
+		je.fail(e.Err)
 		p.emit(je)
 		return
 	}
@@ -298,10 +301,8 @@ func (p *progress) rerun(name string, res resourceapply.StepResult, err error, l
 	if p.json != nil {
 		je := jsonEvent{Event: "step", Step: name, Action: string(change.Action), Message: "run again while waiting: " + change.Message}
 		if err != nil {
-			je.Action = string(resourceapply.Failed)
+			je.fail(err)
 			je.Message = "run again while waiting"
-			je.Error = err.Error()
-			je.Reason = string(resourceapply.ReasonOf(err))
 		}
 		p.emit(je)
 		return

@@ -59,6 +59,7 @@ import (
 	"k8s.io/client-go/restmapper"
 	"sigs.k8s.io/yaml"
 
+	"github.com/payload-apply/payload-apply/internal/benchstat"
 	"github.com/payload-apply/payload-apply/lib/manifest"
 	"github.com/payload-apply/payload-apply/lib/requests"
 	"github.com/payload-apply/payload-apply/lib/resourceapply"
@@ -137,11 +138,7 @@ func run(payloadDir string, rounds int, contenders []string, parallelism, noops 
 
 	times := map[string][]time.Duration{}
 	for r := 0; r < rounds; r++ {
-		order := append([]string(nil), contenders...)
-		if r%2 == 1 {
-			sort.Sort(sort.Reverse(sort.StringSlice(order)))
-		}
-		for _, c := range order {
+		for _, c := range benchstat.Order(contenders, r) {
 			if c == "reapply" {
 				if err := b.reapplyOnce(ctx, r); err != nil {
 					return fmt.Errorf("round %d, %s: %w", r+1, c, err)
@@ -156,17 +153,17 @@ func run(payloadDir string, rounds int, contenders []string, parallelism, noops 
 			times[c] = append(times[c], d)
 		}
 	}
-	fmt.Printf("| contender | median | runs (s) |\n| --- | --- | --- |\n")
+	fmt.Print(benchstat.Header)
 	for _, c := range contenders {
 		if c == "reapply" {
 			b.reportReapply()
 			continue
 		}
-		fmt.Printf("| %s | %.2f s | %s |\n", c, median(times[c]).Seconds(), list(times[c]))
+		fmt.Print(benchstat.Row(c, times[c]))
 	}
 	ratio := func(a, b string) {
 		if len(times[a]) > 0 && len(times[b]) > 0 {
-			fmt.Printf("| **%s / %s** | **%.2f** | |\n", a, b, median(times[a]).Seconds()/median(times[b]).Seconds())
+			fmt.Printf("| **%s / %s** | **%.2f** | |\n", a, b, benchstat.Median(times[a]).Seconds()/benchstat.Median(times[b]).Seconds())
 		}
 	}
 	ratio("kubectl", "cli")
@@ -196,11 +193,7 @@ func (b *bench) reapplyOnce(ctx context.Context, round int) error {
 		bins = append(bins, "noop-base")
 	}
 	for i := 0; i < b.noops; i++ {
-		order := append([]string(nil), bins...)
-		if (round+i)%2 == 1 {
-			sort.Sort(sort.Reverse(sort.StringSlice(order)))
-		}
-		for _, kind := range order {
+		for _, kind := range benchstat.Order(bins, round+i) {
 			bin := b.cliBin
 			if kind == "noop-base" {
 				bin = b.baseBin
@@ -284,14 +277,14 @@ func (b *bench) reportReapply() {
 		}
 		last := runs[len(runs)-1].requests
 		fmt.Printf("| reapply: %s | %.2f s | %s (requests: %d per run on average; last run %v) |\n",
-			kind, median(ds).Seconds(), list(ds), total/int64(len(runs)), last)
+			kind, benchstat.Median(ds).Seconds(), benchstat.Seconds(ds), total/int64(len(runs)), last)
 	}
 	med := func(kind string) float64 {
 		var ds []time.Duration
 		for _, r := range b.reapply[kind] {
 			ds = append(ds, r.d)
 		}
-		return median(ds).Seconds()
+		return benchstat.Median(ds).Seconds()
 	}
 	if len(b.reapply["noop"]) > 0 {
 		fmt.Printf("| **first / noop** (target >= 10) | **%.2f** | |\n", med("first")/med("noop"))
@@ -548,24 +541,4 @@ func rawApply(ctx context.Context, client dynamic.Interface, mapper meta.RESTMap
 	}
 	_, err = ri.Apply(ctx, obj.GetName(), obj, metav1.ApplyOptions{FieldManager: "raw", Force: true})
 	return err
-}
-
-func median(v []time.Duration) time.Duration {
-	s := append([]time.Duration(nil), v...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	if len(s) == 0 {
-		return 0
-	}
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-func list(v []time.Duration) string {
-	parts := make([]string, len(v))
-	for i, d := range v {
-		parts[i] = fmt.Sprintf("%.2f", d.Seconds())
-	}
-	return strings.Join(parts, " ")
 }

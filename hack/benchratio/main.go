@@ -19,9 +19,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/payload-apply/payload-apply/internal/benchstat"
 )
 
 var nsPerOp = regexp.MustCompile(`\s([0-9.]+) ns/op`)
@@ -63,7 +64,7 @@ func main() {
 			times[sub] = append(times[sub], ns)
 		}
 	}
-	ma, mb := median(times[*a]), median(times[*b])
+	ma, mb := benchstat.Median(times[*a]), benchstat.Median(times[*b])
 	fmt.Printf("%s (%d alternating rounds, benchtime %s)\n", *bench, *rounds, *benchtime)
 	fmt.Printf("  %-12s median %10.1f ms  runs %s\n", *a, ma/1e6, list(times[*a]))
 	fmt.Printf("  %-12s median %10.1f ms  runs %s\n", *b, mb/1e6, list(times[*b]))
@@ -91,18 +92,6 @@ func runOnce(bin, pkg, bench, sub, benchtime string) (float64, error) {
 		}
 	}
 	return 0, fmt.Errorf("%s/%s: no result (skipped?):\n%s", bench, sub, out.String())
-}
-
-func median(v []float64) float64 {
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	if len(s) == 0 {
-		return 0
-	}
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 func list(v []float64) string {

@@ -65,6 +65,7 @@ import (
 	"k8s.io/client-go/restmapper"
 	"sigs.k8s.io/yaml"
 
+	"github.com/payload-apply/payload-apply/internal/benchstat"
 	"github.com/payload-apply/payload-apply/lib/manifest"
 	"github.com/payload-apply/payload-apply/lib/resourceapply"
 	"github.com/payload-apply/payload-apply/plan"
@@ -173,11 +174,7 @@ func run(payloadDir string, rounds, parallelism int, hold bool) error {
 	}
 	times := map[string][]time.Duration{}
 	for r := 0; r < rounds; r++ {
-		order := append([]string(nil), contenders...)
-		if r%2 == 1 {
-			sort.Sort(sort.Reverse(sort.StringSlice(order)))
-		}
-		for _, c := range order {
+		for _, c := range benchstat.Order(contenders, r) {
 			d, err := b.once(ctx, c, b.want)
 			if err != nil {
 				return fmt.Errorf("round %d, %s: %w", r+1, c, err)
@@ -186,11 +183,11 @@ func run(payloadDir string, rounds, parallelism int, hold bool) error {
 			times[c] = append(times[c], d)
 		}
 	}
-	fmt.Printf("| contender | median | runs (s) |\n| --- | --- | --- |\n")
+	fmt.Print(benchstat.Header)
 	for _, c := range contenders {
-		fmt.Printf("| %s | %.2f s | %s |\n", c, median(times[c]).Seconds(), list(times[c]))
+		fmt.Print(benchstat.Row(c, times[c]))
 	}
-	fmt.Printf("| **kubectl / cli** | **%.2f** | |\n", median(times["kubectl"]).Seconds()/median(times["cli"]).Seconds())
+	fmt.Printf("| **kubectl / cli** | **%.2f** | |\n", benchstat.Median(times["kubectl"]).Seconds()/benchstat.Median(times["cli"]).Seconds())
 	return nil
 }
 
@@ -566,26 +563,6 @@ func (b *bench) prepare(ctx context.Context, p *plan.Plan) (stubs, namespaces in
 		}
 	}
 	return stubs, namespaces, nil
-}
-
-func median(v []time.Duration) time.Duration {
-	s := append([]time.Duration(nil), v...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	if len(s) == 0 {
-		return 0
-	}
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-func list(v []time.Duration) string {
-	parts := make([]string, len(v))
-	for i, d := range v {
-		parts[i] = fmt.Sprintf("%.2f", d.Seconds())
-	}
-	return strings.Join(parts, " ")
 }
 
 func tail(s string) string {

@@ -6,28 +6,18 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/payload-apply/payload-apply/internal/hostile"
 )
 
 // billionLaughs is the YAML alias bomb: nine levels of nine aliases expand
 // to 9^9 strings.
-const billionLaughs = `apiVersion: v1
-kind: ConfigMap
-metadata: {name: lol}
-a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]
-b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]
-c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]
-d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]
-e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]
-f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]
-g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]
-h: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]
-i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
-`
+var billionLaughs = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: lol}\n" + hostile.AliasBomb(9, "")
 
 const okDoc = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ok}\n"
 
 func nested(open, close string, n int) string {
-	return okDoc + "data: " + strings.Repeat(open, n) + "1" + strings.Repeat(close, n) + "\n"
+	return okDoc + "data: " + hostile.Nested(open, "1", close, n) + "\n"
 }
 
 // TestParseHostile feeds Parse hostile files: each is refused with an
@@ -44,16 +34,16 @@ func TestParseHostile(t *testing.T) {
 		good   int  // manifests still returned
 	}{
 		{name: "alias bomb", data: okDoc + "---\n" + billionLaughs, want: "f.yaml#1: yaml: document contains excessive aliasing", good: 1},
-		{name: "alias bomb in JSON-looking YAML", data: "{" + strings.TrimSuffix(strings.ReplaceAll(strings.TrimPrefix(billionLaughs, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: lol}\n"), "\n", ", "), ", ") + "}",
+		{name: "alias bomb in JSON-looking YAML", data: "{" + strings.TrimSuffix(strings.ReplaceAll(hostile.AliasBomb(9, ""), "\n", ", "), ", ") + "}",
 			want: "f.yaml#0: yaml: document contains excessive aliasing"},
 		{name: "nested past go-yaml's depth", data: nested("[", "]", 10001), want: "f.yaml#0: yaml: line 4: exceeded max depth of 10000"},
 		{name: "nested lists past the depth limit", data: nested("[", "]", 200), want: "f.yaml#0: nested more than 128 levels deep (the depth limit)", limit: true},
 		{name: "nested maps past the depth limit", data: okDoc + "---\n" + nested("{a: ", "}", 200), want: "f.yaml#1: nested more than 128 levels deep (the depth limit)", limit: true, good: 1},
-		{name: "nested JSON past the depth limit", data: `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"},"data":` + strings.Repeat("[", 500) + strings.Repeat("]", 500) + "}",
+		{name: "nested JSON past the depth limit", data: `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"},"data":` + hostile.Nested("[", "", "]", 500) + "}",
 			want: "f.yaml#0: nested more than 128 levels deep (the depth limit)", limit: true},
 		{name: "nested within a small limit", data: nested("[", "]", 14), limits: small, good: 1},
 		{name: "nested past a small limit", data: nested("[", "]", 16), limits: small, want: "f.yaml#0: nested more than 16 levels deep", limit: true},
-		{name: "document above the size limit", data: okDoc + "---\n" + okDoc + "data: {x: " + strings.Repeat("x", 5000) + "}\n", limits: small,
+		{name: "document above the size limit", data: okDoc + "---\n" + hostile.Padded(okDoc, 5000), limits: small,
 			want: "f.yaml#1: document size 5064 bytes exceeds the limit of 4096", limit: true, good: 1},
 		{name: "file above the size limit", data: strings.Repeat(okDoc+"---\n", 300), limits: Limits{MaxFileSize: 10 << 10},
 			want: "f.yaml: file size 16800 bytes exceeds the limit of 10240", limit: true},

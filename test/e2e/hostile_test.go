@@ -4,21 +4,15 @@ package e2e
 
 import (
 	"archive/tar"
-	"bytes"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
@@ -26,7 +20,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/payload-apply/payload-apply/lib/image"
+	"github.com/payload-apply/payload-apply/internal/hostile"
 	"github.com/payload-apply/payload-apply/test/apiserver"
 )
 
@@ -109,71 +103,21 @@ var hostileFiles = map[string]string{
 // writeHostilePayload writes hostileFiles plus extra ("-> TARGET": a symbolic
 // link) under a new directory and returns the payload's path.
 func writeHostilePayload(t *testing.T, extra map[string]string) string {
-	t.Helper()
-	root := t.TempDir()
-	dir := filepath.Join(root, "payload")
-	files := map[string]string{}
-	for k, v := range hostileFiles {
-		files[k] = v
-	}
-	for k, v := range extra {
-		files[k] = v
-	}
-	for name, body := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		var err error
-		if target, ok := strings.CutPrefix(body, "-> "); ok {
-			err = os.Symlink(target, p)
-		} else {
-			err = os.WriteFile(p, []byte(body), 0o644)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := filepath.Join(t.TempDir(), "payload")
+	hostile.WriteTree(t, dir, hostileFiles, extra)
 	return dir
 }
 
 // writeImage writes a docker-archive of the payload's release-manifests
 // plus a symbolic link out of the image, and returns its path.
 func writeImage(t *testing.T) string {
-	t.Helper()
-	var b bytes.Buffer
-	tw := tar.NewWriter(&b)
+	var entries []hostile.Entry
 	for name, body := range hostileFiles {
-		if !strings.HasPrefix(name, "release-manifests/") {
-			continue
-		}
-		if err := tw.WriteHeader(&tar.Header{Name: name, Typeflag: tar.TypeReg, Mode: 0o444, Size: int64(len(body))}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := io.WriteString(tw, body); err != nil {
-			t.Fatal(err)
+		if strings.HasPrefix(name, "release-manifests/") {
+			entries = append(entries, hostile.Entry{Name: name, Body: body})
 		}
 	}
-	if err := tw.WriteHeader(&tar.Header{Name: "release-manifests/0000_50_hostile_03_link.yaml", Typeflag: tar.TypeSymlink, Linkname: "../../../etc/passwd"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	data := b.Bytes()
-	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := mutate.AppendLayers(empty.Image, layer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "hostile.tar")
-	if err := image.Write(img, path, image.WriteOptions{Format: image.FormatDockerArchive}); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return hostile.Archive(t, append(entries, hostile.Entry{Name: "release-manifests/0000_50_hostile_03_link.yaml", Type: tar.TypeSymlink, Link: "../../../etc/passwd"})...)
 }
 
 // TestApplyHostilePayload applies hostile payloads to a real API server
@@ -188,9 +132,7 @@ func TestApplyHostilePayload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bomb := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: lol, namespace: hostile-e2e}\ndata:\n" +
-		"  a: &a [l,l,l,l,l,l,l,l,l]\n  b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\n  c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\n  d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\n" +
-		"  e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\n  f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]\n  g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]\n  h: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]\n"
+	bomb := hostile.AliasBombConfigMap("lol", "hostile-e2e")
 	cases := []struct {
 		name    string
 		payload func(t *testing.T) string
