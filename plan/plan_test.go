@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -473,5 +474,43 @@ func TestBuildPlacesSteps(t *testing.T) {
 	var soe *payload.StepOrderError
 	if !errors.As(err, &soe) {
 		t.Errorf("a step placed before its object: err = %v, want a StepOrderError", err)
+	}
+}
+
+// TestValidateExtraManifests: validate checks --extra-manifests as render
+// takes them: a broken file is an error at its file#doc, an invalid
+// PerformanceProfile the node tuning component's error, a valid one nothing.
+func TestValidateExtraManifests(t *testing.T) {
+	valid, err := os.ReadFile("../components/nodetuning/testdata/profiles/minimal.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	overlapping := regexp.MustCompile(`isolated: "[^"]*"`).ReplaceAllString(string(valid), `isolated: "0-3"`)
+	overlapping = regexp.MustCompile(`reserved: "[^"]*"`).ReplaceAllString(overlapping, `reserved: "0-1"`)
+	for _, tc := range []struct {
+		name  string
+		files map[string]string
+		want  []string
+	}{
+		{"valid profile", map[string]string{"pp.yaml": string(valid)}, nil},
+		{"broken YAML", map[string]string{"broken.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: b\n"},
+			[]string{"extra/broken.yaml#0: error: yaml: line 3: did not find expected ',' or '}'"}},
+		{"invalid profile", map[string]string{"pp.yaml": overlapping},
+			[]string{`payload: error: component nodetuning: extra/pp.yaml#0: PerformanceProfile/minimal: spec.cpu.isolated "0-3`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			findings, err := Validate(Options{ExtraManifests: mapFS(tc.files)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(findings) != len(tc.want) {
+				t.Fatalf("findings %v, want %d", findings, len(tc.want))
+			}
+			for i, f := range findings {
+				if !strings.HasPrefix(f.String(), tc.want[i]) {
+					t.Errorf("finding %q, want it to start with %q", f, tc.want[i])
+				}
+			}
+		})
 	}
 }

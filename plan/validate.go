@@ -94,11 +94,37 @@ func validate(opts Options, release bool, labels map[string]string) ([]manifest.
 	}
 	findings = append(findings, dups...)
 	findings = append(findings, imageFindings(p)...)
+	if opts.ExtraManifests != nil {
+		findings = append(findings, extraFindings(p, opts)...)
+	}
 	if release {
 		findings = append(findings, releaseFindings(p, findings, labels)...)
 	}
 	SortFindings(findings)
 	return findings, nil
+}
+
+// extraFindings checks the admin's extra manifests (--extra-manifests) as
+// render would take them: parse errors, and what the
+// components make of them (an invalid PerformanceProfile, a PlatformOperator
+// with no bundle) in a plan of the selection opts names (the default one
+// when it names none).
+func extraFindings(p *payload.Payload, opts Options) []manifest.Finding {
+	if _, err := LoadExtraManifests(opts.ExtraManifests); err != nil {
+		return errorFindings(err)
+	}
+	opts.Loaded = p
+	pl, err := Build(opts)
+	if err != nil {
+		return errorFindings(err)
+	}
+	var findings []manifest.Finding
+	for _, f := range pl.Findings {
+		if strings.HasPrefix(f.File, ExtraDir+"/") {
+			findings = append(findings, f)
+		}
+	}
+	return findings
 }
 
 // errorFindings turns a load error into findings, one per joined error.
