@@ -157,11 +157,8 @@ type applyOptions struct {
 }
 
 func (o *applyOptions) Complete(ctx context.Context, args []string, s IOStreams) error {
-	if len(args) > 0 {
-		return usageErrorf("unexpected arguments: %v", args)
-	}
 	var err error
-	o.opts, err = o.selection.options()
+	o.opts, err = o.selection.complete(args)
 	return err
 }
 

@@ -110,11 +110,8 @@ type diffOptions struct {
 }
 
 func (o *diffOptions) Complete(ctx context.Context, args []string, s IOStreams) error {
-	if len(args) > 0 {
-		return usageErrorf("unexpected arguments: %v", args)
-	}
 	var err error
-	if o.a, err = o.selection.options(); err != nil {
+	if o.a, err = o.selection.complete(args); err != nil {
 		return err
 	}
 	o.b = o.a

@@ -48,11 +48,8 @@ type graphOptions struct {
 }
 
 func (o *graphOptions) Complete(ctx context.Context, args []string, s IOStreams) error {
-	if len(args) > 0 {
-		return usageErrorf("unexpected arguments: %v", args)
-	}
 	var err error
-	o.opts, err = o.selection.options()
+	o.opts, err = o.selection.complete(args)
 	// One selection: load only what it includes whole.
 	o.opts.Lean = true
 	return err

@@ -64,11 +64,8 @@ type rbacOptions struct {
 }
 
 func (o *rbacOptions) Complete(ctx context.Context, args []string, s IOStreams) error {
-	if len(args) > 0 {
-		return usageErrorf("unexpected arguments: %v", args)
-	}
 	var err error
-	o.opts, err = o.selection.options()
+	o.opts, err = o.selection.complete(args)
 	o.opts.Lean = true
 	return err
 }

@@ -106,6 +106,15 @@ func checkDir(flag, dir string) error {
 	return nil
 }
 
+// complete is what every selecting command's Complete does: no positional
+// arguments, then the options of the flags.
+func (f *selectionFlags) complete(args []string) (plan.Options, error) {
+	if len(args) > 0 {
+		return plan.Options{}, usageErrorf("unexpected arguments: %v", args)
+	}
+	return f.options()
+}
+
 // options turns the flags into plan options; files named by flags are read
 // here, with errors naming the flag and the file.
 func (f *selectionFlags) options() (plan.Options, error) {
