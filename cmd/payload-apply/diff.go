@@ -11,8 +11,6 @@ import (
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
 	"github.com/payload-apply/payload-apply/lib/diff"
@@ -242,7 +240,7 @@ func (o *diffOptions) runLive(ctx context.Context, s IOStreams) error {
 	if err != nil {
 		return fail(err)
 	}
-	if err := reachable(cfg); err != nil {
+	if err := checkServer(cfg, true); err != nil {
 		return fail(explainConnection(err))
 	}
 	if err := resolveClusterProfile(ctx, mgr, &o.a, o.selection.fs.Changed("profile")); err != nil {
@@ -289,20 +287,6 @@ func (o *diffOptions) runLive(ctx context.Context, s IOStreams) error {
 		return fail(err)
 	}
 	return o.write(s, r, failures)
-}
-
-// reachable asks the server for its version, once, so that a cluster that
-// cannot be reached or does not accept the credentials fails at once with
-// one message, instead of every object retrying and failing on its own.
-func reachable(cfg *rest.Config) error {
-	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	if _, err := dc.ServerVersion(); err != nil {
-		return fmt.Errorf("cannot reach the cluster at %s: %w", cfg.Host, err)
-	}
-	return nil
 }
 
 // diffObjects turns a plan's objects into diff inputs placed by run level

@@ -141,16 +141,23 @@ func (k *kubeFlags) insecureSource(cc clientcmd.ClientConfig) string {
 // request, and fails when the server's certificate cannot be verified or
 // the credentials are refused: one clear error before anything starts.
 // Other failures (the server restarting) are left to the retries of the
-// requests that follow.
-func checkServer(cfg *rest.Config) error {
+// requests that follow, unless strict: a command that only reads (diff)
+// fails at once on any of them instead of every object retrying and failing
+// on its own.
+func checkServer(cfg *rest.Config, strict bool) error {
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("client: %w", err)
 	}
-	_, err = dc.ServerVersion()
+	if _, err = dc.ServerVersion(); err == nil {
+		return nil
+	}
 	switch r := resourceapply.Classify(err); r {
 	case resourceapply.ReasonCertificate, resourceapply.ReasonUnauthorized:
 		return fmt.Errorf("connecting to the API server %s: %s: %w", cfg.Host, r.Text(), err)
+	}
+	if strict {
+		return fmt.Errorf("cannot reach the cluster at %s: %w", cfg.Host, err)
 	}
 	return nil
 }

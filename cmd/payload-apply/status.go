@@ -104,7 +104,7 @@ func (o *statusOptions) Run(ctx context.Context, s IOStreams) error {
 	if err != nil {
 		return err
 	}
-	if err := checkServer(cfg); err != nil {
+	if err := checkServer(cfg, false); err != nil {
 		return failure(explainConnection(err))
 	}
 	if err := resolveClusterProfile(ctx, mgr, &o.opts, o.selection.fs.Changed("profile")); err != nil {
