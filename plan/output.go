@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"golang.org/x/sync/errgroup"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/payload-apply/payload-apply/lib/manifest"
 	"github.com/payload-apply/payload-apply/lib/overlay"
@@ -26,6 +27,16 @@ func MarshalObject(m *manifest.Manifest) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %s: marshal: %w", m.Position(), m.ID(), err)
 	}
 	return out, nil
+}
+
+// Unstructured returns the objects of Objects, in the same order: what
+// apply, diff and rbac hand to the cluster side.
+func (p *Plan) Unstructured() []*unstructured.Unstructured {
+	objs := make([]*unstructured.Unstructured, len(p.Objects))
+	for i, m := range p.Objects {
+		objs[i] = m.Obj
+	}
+	return objs
 }
 
 // Rendered returns what render shows, in apply order: Objects, and the

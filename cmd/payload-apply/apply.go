@@ -234,10 +234,7 @@ func (o *applyOptions) Run(parent context.Context, s IOStreams) error {
 	logPlan(ctx, p)
 	addPlanSecrets(secretsOf(ctx), p)
 	printFindings(s, p.Findings)
-	objs := make([]*unstructured.Unstructured, len(p.Objects))
-	for i, m := range p.Objects {
-		objs[i] = m.Obj
-	}
+	objs := p.Unstructured()
 	mgr.ExpectKinds(resourceapply.CRDKinds(objs)...)
 	mgr.ExpectNamespaces(resourceapply.Namespaces(objs)...)
 	mgr.ExpectObjects(objs...)

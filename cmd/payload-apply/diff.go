@@ -10,7 +10,6 @@ import (
 	"sync"
 
 	"github.com/spf13/pflag"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/klog/v2"
 
 	"github.com/payload-apply/payload-apply/lib/diff"
@@ -252,10 +251,7 @@ func (o *diffOptions) runLive(ctx context.Context, s IOStreams) error {
 	}
 	logPlan(ctx, p)
 	addPlanSecrets(secretsOf(ctx), p)
-	objs := make([]*unstructured.Unstructured, len(p.Objects))
-	for i, m := range p.Objects {
-		objs[i] = m.Obj
-	}
+	objs := p.Unstructured()
 	opts := resourceapply.DefaultDiffOptions()
 	opts.Parallelism = o.parallelism
 	previews, _ := mgr.DiffAll(ctx, objs, opts)

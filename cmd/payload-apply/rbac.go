@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/pflag"
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
 	"github.com/payload-apply/payload-apply/lib/component"
@@ -84,10 +83,7 @@ func (o *rbacOptions) Run(ctx context.Context, s IOStreams) error {
 	}
 	logPlan(ctx, p)
 	printFindings(s, p.Findings)
-	objs := make([]*unstructured.Unstructured, len(p.Objects))
-	for i, m := range p.Objects {
-		objs[i] = m.Obj
-	}
+	objs := p.Unstructured()
 	var steps []rbacv1.PolicyRule
 	for _, st := range p.Steps {
 		if rs, ok := st.Step.(component.RuleStep); ok {

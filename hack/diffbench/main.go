@@ -480,10 +480,7 @@ func (b *bench) prepare(ctx context.Context, p *plan.Plan) (stubs, namespaces in
 		return 0, 0, err
 	}
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
-	objs := make([]*unstructured.Unstructured, len(p.Objects))
-	for i, m := range p.Objects {
-		objs[i] = m.Obj
-	}
+	objs := p.Unstructured()
 	defined := map[schema.GroupKind]bool{}
 	for _, gk := range resourceapply.CRDKinds(objs) {
 		defined[gk] = true
