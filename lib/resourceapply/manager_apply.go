@@ -258,16 +258,27 @@ func (m *Manager) apply(ctx context.Context, obj *unstructured.Unstructured, opt
 	return change, nil
 }
 
+// typedBody is what create and createByApply send: required as its Go
+// type encodes it when the scheme knows the kind (typed is then true, and
+// the body a copy), else required itself.
+func (m *Manager) typedBody(required *unstructured.Unstructured) (body *unstructured.Unstructured, typed bool, err error) {
+	rt, err := m.roundTrip(required)
+	if err != nil || rt == nil {
+		return required, false, err
+	}
+	rt.SetNamespace(required.GetNamespace())
+	return rt, true, nil
+}
+
 // createByApply creates required with server-side apply, from its Go type
 // when the scheme knows the kind (as create does); a schema that requires
 // fields server-side apply cannot send (nulls) gets a POST instead.
 func (m *Manager) createByApply(ctx context.Context, ri dynamic.ResourceInterface, required *unstructured.Unstructured, opts ApplyOptions) (*unstructured.Unstructured, error) {
-	body := required
-	if rt, err := m.roundTrip(required); err != nil {
+	body, typed, err := m.typedBody(required)
+	if err != nil {
 		return nil, err
-	} else if rt != nil {
-		body = rt
-		body.SetNamespace(required.GetNamespace())
+	}
+	if typed {
 		delete(body.Object, "status")
 	}
 	applied, err := m.serverSideApply(ctx, ri, body, opts)
@@ -284,15 +295,12 @@ func (m *Manager) createByApply(ctx context.Context, ri dynamic.ResourceInterfac
 // ClusterOperator's spec). It returns the created object, or nil when the
 // object exists already.
 func (m *Manager) create(ctx context.Context, ri dynamic.ResourceInterface, required *unstructured.Unstructured, opts ApplyOptions) (*unstructured.Unstructured, error) {
-	body := required
-	if rt, err := m.roundTrip(required); err != nil {
+	body, _, err := m.typedBody(required)
+	if err != nil {
 		return nil, err
-	} else if rt != nil {
-		body = rt
-		body.SetNamespace(required.GetNamespace())
 	}
 	var created *unstructured.Unstructured
-	err := retry(ctx, opts.Retry, func() error {
+	err = retry(ctx, opts.Retry, func() error {
 		var err error
 		created, err = ri.Create(ctx, body, metav1.CreateOptions{FieldManager: m.fieldManager, DryRun: dryRun(opts)})
 		if apierrors.IsAlreadyExists(err) {
