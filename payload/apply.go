@@ -172,7 +172,7 @@ func Run(ctx context.Context, g *TaskGraph, a Applier, opts RunOptions) ([]NodeS
 	if opts.Stage != nil {
 		r.startStage(ctx, stagePar, &stage)
 	}
-	states, errs := RunGraphNotify(ctx, g, par, r.node, r.nodeDone)
+	states, errs := RunGraph(ctx, g, r.node, GraphRunOptions{Parallelism: par, Done: r.nodeDone})
 	stage.Wait()
 	r.mu.Lock()
 	isolated := r.isolated

@@ -79,7 +79,7 @@ func ns(t *testing.T, file, name string) *manifest.Manifest { return obj(t, file
 // runGraph is a graph with a custom resource before its CRD, objects before
 // their namespace, several components per run level and a Job barrier.
 func runGraph(t *testing.T) *TaskGraph {
-	return NewTaskGraph([]*manifest.Manifest{
+	return graphOf([]*manifest.Manifest{
 		obj(t, "0000_05_a_1-cr.yaml", "Widget", "w-early"),
 		obj(t, "0000_05_a_2-cm.yaml", "ConfigMap", "a-cm"),
 		ns(t, "0000_10_b_00-ns.yaml", "ns-b"),
@@ -454,10 +454,10 @@ func TestRunSteps(t *testing.T) {
 		obj(t, "0000_20_c_01_cm.yaml", "ConfigMap", "c1"),
 		obj(t, "0000_20_c_03_cm.yaml", "ConfigMap", "c3"),
 	}
-	g, err := NewTaskGraphWithSteps(ms, []StepPlacement{
+	g, err := NewTaskGraph(ms, GraphOptions{Steps: []StepPlacement{
 		{Step: namedStep("a/step"), File: "generated/0000_10_a_02.step", After: []manifest.ID{id(ms[1])}},
 		{Step: namedStep("c/step"), File: "generated/0000_20_c_02.step", After: []manifest.ID{id(ms[2]), id(ms[3])}},
-	})
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -139,7 +139,7 @@ func FuzzTaskGraph(f *testing.F) {
 	// The real payload, in slices of its files.
 	var all []manifest.Manifest
 	for _, file := range realpayload.Sample(f, 0, 128<<10) {
-		ms, _ := manifest.Parse(file.Path, file.Data)
+		ms, _ := manifest.Parse(file.Path, file.Data, manifest.ParseOptions{})
 		all = append(all, ms...)
 	}
 	for i := 0; i < len(all); i += 150 {
@@ -147,7 +147,7 @@ func FuzzTaskGraph(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ms := manifestsOf(data)
-		g := NewTaskGraph(ms)
+		g := graphOf(ms)
 		checkGraphInvariants(t, g)
 		if len(g.Tasks) != len(ms) {
 			t.Fatalf("%d tasks for %d manifests", len(g.Tasks), len(ms))

@@ -263,25 +263,28 @@ func IsJob(m *manifest.Manifest) bool {
 	return m != nil && m.GVK.Group == "batch" && m.GVK.Kind == "Job"
 }
 
+// GraphOptions say what NewTaskGraph adds to the objects it orders.
+type GraphOptions struct {
+	// Steps are components' steps to place among the objects (see
+	// StepPlacement). Nil: objects only.
+	Steps []StepPlacement
+}
+
 // NewTaskGraph orders ms (see SortForApply) and builds the CVO's graph:
 // run levels in series; the components of one run level in parallel, the
 // files of a component serially; a Job is a barrier that splits the order in
 // two; files whose names do not parse run last in one serial node. Failure
 // propagation (TaskNode.Requires) is narrower than ordering: a failed node
 // stops only the nodes that need it.
-func NewTaskGraph(ms []*manifest.Manifest) *TaskGraph {
-	// Without steps there is no order to violate.
-	g, _ := NewTaskGraphWithSteps(ms, nil)
-	return g
-}
-
-// NewTaskGraphWithSteps is NewTaskGraph with steps: each step is a task of
-// the node its File places it in, ordered among that node's files by name,
-// and its node requires (and, within one run level, comes after) the nodes
-// that apply the objects its After names. It returns a *StepOrderError
-// (joined, one per object) when a step's File places it before an object
-// it must come after; the graph is then nil.
-func NewTaskGraphWithSteps(ms []*manifest.Manifest, steps []StepPlacement) (*TaskGraph, error) {
+//
+// Each step of opts.Steps is a task of the node its File places it in,
+// ordered among that node's files by name, and its node requires (and,
+// within one run level, comes after) the nodes that apply the objects its
+// After names. NewTaskGraph returns a *StepOrderError (joined, one per
+// object) when a step's File places it before an object it must come
+// after; the graph is then nil. Without steps it never fails.
+func NewTaskGraph(ms []*manifest.Manifest, opts GraphOptions) (*TaskGraph, error) {
+	steps := opts.Steps
 	tasks := make([]*Task, 0, len(ms)+len(steps))
 	for _, m := range ms {
 		tasks = append(tasks, &Task{Manifest: m})

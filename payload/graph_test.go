@@ -56,7 +56,7 @@ func obj(t *testing.T, file, kind, name string, extra ...string) *manifest.Manif
 		apiVersion = "example.com/v1"
 	}
 	y := fmt.Sprintf("apiVersion: %s\nkind: %s\nmetadata:\n  name: %s\n%s", apiVersion, kind, name, strings.Join(extra, "\n"))
-	ms, err := manifest.Parse(file, []byte(y))
+	ms, err := manifest.Parse(file, []byte(y), manifest.ParseOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestNewTaskGraph(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			g := NewTaskGraph(tc.in(t))
+			g := graphOf(tc.in(t))
 			if diff := cmp.Diff(tc.want, summarizeGraph(g)); diff != "" {
 				var b bytes.Buffer
 				_ = g.WriteText(&b)
@@ -247,7 +247,7 @@ func TestRunGraph(t *testing.T) {
 		obj(t, "0000_40_e_1-job.yaml", "Job", "j"),
 		obj(t, "0000_50_f_1.yaml", "ConfigMap", "f5"),
 	}
-	g := NewTaskGraph(ms)
+	g := graphOf(ms)
 
 	t.Run("every node runs after its In, at most parallelism at once", func(t *testing.T) {
 		for _, par := range []int{1, 2, 8} {
@@ -255,7 +255,7 @@ func TestRunGraph(t *testing.T) {
 			done := map[int]bool{}
 			var order []int
 			var running, peak atomic.Int32
-			states, errs := RunGraph(context.Background(), g, par, func(ctx context.Context, n *TaskNode) error {
+			states, errs := RunGraph(context.Background(), g, func(ctx context.Context, n *TaskNode) error {
 				cur := running.Add(1)
 				defer running.Add(-1)
 				for {
@@ -274,7 +274,7 @@ func TestRunGraph(t *testing.T) {
 				done[n.Index] = true
 				order = append(order, n.Index)
 				return nil
-			})
+			}, GraphRunOptions{Parallelism: par})
 			if len(errs) > 0 {
 				t.Fatalf("errors: %v", errs)
 			}
@@ -299,13 +299,13 @@ func TestRunGraph(t *testing.T) {
 
 	t.Run("a failure stops only what requires it", func(t *testing.T) {
 		var ran sync.Map
-		states, errs := RunGraph(context.Background(), g, 2, func(ctx context.Context, n *TaskNode) error {
+		states, errs := RunGraph(context.Background(), g, func(ctx context.Context, n *TaskNode) error {
 			ran.Store(n.Index, true)
 			if n.Label() == "10/a" {
 				return errors.New("boom")
 			}
 			return nil
-		})
+		}, GraphRunOptions{Parallelism: 2})
 		want := map[string]NodeState{
 			"10/a": NodeFailed, "10/b": NodeSucceeded, "10/c": NodeSucceeded,
 			"20/a": NodeSkipped, "20/b": NodeSucceeded,
@@ -348,12 +348,12 @@ func TestRunGraph(t *testing.T) {
 	t.Run("cancelled context stops dispatching and reports what did not run", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		states, errs := RunGraph(ctx, g, 1, func(ctx context.Context, n *TaskNode) error {
+		states, errs := RunGraph(ctx, g, func(ctx context.Context, n *TaskNode) error {
 			if n.Index == 2 {
 				cancel()
 			}
 			return nil
-		})
+		}, GraphRunOptions{Parallelism: 1})
 		var notRun *NotRunError
 		if len(errs) != 1 || !errors.As(errs[0], &notRun) || !errors.Is(errs[0], context.Canceled) {
 			t.Fatalf("errors = %v, want one NotRunError for context.Canceled", errs)
@@ -368,7 +368,7 @@ func TestRunGraph(t *testing.T) {
 }
 
 func TestGraphFormats(t *testing.T) {
-	g := NewTaskGraph([]*manifest.Manifest{
+	g := graphOf([]*manifest.Manifest{
 		crd(t, "0000_10_a_crd.yaml"),
 		obj(t, "0000_10_b_cr.yaml", "Widget", "w1"),
 		obj(t, "0000_20_c_job.yaml", "Job", "j"),
@@ -523,7 +523,7 @@ func TestNewTaskGraphWithSteps(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ms := tc.objs(t)
-			g, err := NewTaskGraphWithSteps(ms, tc.steps(ms))
+			g, err := NewTaskGraph(ms, GraphOptions{Steps: tc.steps(ms)})
 			if tc.wantErr != "" {
 				var soe *StepOrderError
 				if err == nil || err.Error() != tc.wantErr || !errors.As(err, &soe) || g != nil {
@@ -561,7 +561,7 @@ func TestTaskGraphFormatsWithSteps(t *testing.T) {
 		obj(t, "0000_05_a_90_cm.yaml", "ConfigMap", "a90"),
 		obj(t, "0000_05_a_92_cm.yaml", "ConfigMap", "a92"),
 	}
-	g, err := NewTaskGraphWithSteps(ms, []StepPlacement{{Step: namedStep("a/status"), File: "generated/0000_05_a_91_status.step", After: []manifest.ID{id(ms[0])}}})
+	g, err := NewTaskGraph(ms, GraphOptions{Steps: []StepPlacement{{Step: namedStep("a/status"), File: "generated/0000_05_a_91_status.step", After: []manifest.ID{id(ms[0])}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -597,4 +597,10 @@ func TestTaskGraphFormatsWithSteps(t *testing.T) {
 			t.Errorf("json lacks %s:\n%s", want, js.String())
 		}
 	}
+}
+
+// graphOf is NewTaskGraph without steps, which cannot fail.
+func graphOf(ms []*manifest.Manifest) *TaskGraph {
+	g, _ := NewTaskGraph(ms, GraphOptions{})
+	return g
 }

@@ -189,7 +189,7 @@ func IsManifestFile(name string) bool {
 // exist when release-manifests/ does and must agree on the version.
 //
 // Files are read within opts' limits (see LoadOptions and
-// manifest.ParseWithLimits), and a symbolic link that leads outside fsys
+// manifest.Parse with its limits), and a symbolic link that leads outside fsys
 // (when fsys can read links, fs.ReadLinkFS) is refused with an error
 // wrapping ErrLinkEscapes; links inside are followed.
 //
@@ -432,7 +432,7 @@ func parseFiles(files []*File, opts LoadOptions) []error {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				files[i].Manifests, errs[i] = manifest.ParseWithLimits(files[i].Path, files[i].Data, opts.Limits)
+				files[i].Manifests, errs[i] = manifest.Parse(files[i].Path, files[i].Data, manifest.ParseOptions{Limits: opts.Limits})
 				if !opts.KeepData {
 					files[i].Data = nil
 				}

@@ -63,22 +63,26 @@ func (e *NotRunError) Unwrap() error { return e.Err }
 // once, at most once per node.
 type NodeFunc func(ctx context.Context, node *TaskNode) error
 
-// RunGraph walks g with at most parallelism nodes running at once (values
-// below 1 mean 1). A node starts when every node in its In has finished; it is
-// skipped when a node in its Requires failed or was skipped. Independent
-// branches keep going after a failure, and RunGraph returns every error: a
-// *NodeError per failed node, a *SkippedError per skipped node (in node
-// order), and a *NotRunError when the context ended first. The returned
-// states are indexed like g.Nodes. Among ready nodes the lowest index starts
-// first, so a run with parallelism 1 follows g.Nodes order.
-func RunGraph(ctx context.Context, g *TaskGraph, parallelism int, fn NodeFunc) ([]NodeState, []error) {
-	return RunGraphNotify(ctx, g, parallelism, fn, nil)
+// GraphRunOptions say how RunGraph walks a graph.
+type GraphRunOptions struct {
+	// Parallelism is the most nodes running at once; values below 1 mean 1.
+	Parallelism int
+	// Done, when set, is called as each node finishes: after fn returns,
+	// or when the node is skipped. The calls come one at a time, from the
+	// goroutine that called RunGraph.
+	Done func(node *TaskNode, state NodeState)
 }
 
-// RunGraphNotify is RunGraph that also calls done, when not nil, as each
-// node finishes: after fn returns, or when the node is skipped. The calls
-// come one at a time, from the goroutine that called RunGraphNotify.
-func RunGraphNotify(ctx context.Context, g *TaskGraph, parallelism int, fn NodeFunc, done func(node *TaskNode, state NodeState)) ([]NodeState, []error) {
+// RunGraph walks g with at most opts.Parallelism nodes running at once. A
+// node starts when every node in its In has finished; it is skipped when a
+// node in its Requires failed or was skipped. Independent branches keep
+// going after a failure, and RunGraph returns every error: a *NodeError
+// per failed node, a *SkippedError per skipped node (in node order), and a
+// *NotRunError when the context ended first. The returned states are
+// indexed like g.Nodes. Among ready nodes the lowest index starts first,
+// so a run with parallelism 1 follows g.Nodes order.
+func RunGraph(ctx context.Context, g *TaskGraph, fn NodeFunc, opts GraphRunOptions) ([]NodeState, []error) {
+	parallelism, done := opts.Parallelism, opts.Done
 	if parallelism < 1 {
 		parallelism = 1
 	}

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"os"
 	"path/filepath"
@@ -78,7 +79,7 @@ func BenchmarkLoadSelectGraph(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
 			// What `render --list` does.
-			p, err := Build(Options{Payload: fsys, Lean: true})
+			p, err := Build(context.Background(), Options{Payload: fsys, Lean: true})
 			if err != nil {
 				b.Fatal(err)
 			}

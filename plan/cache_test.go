@@ -2,6 +2,7 @@ package plan
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"testing"
 
@@ -47,7 +48,7 @@ func TestCacheGivesTheSamePlans(t *testing.T) {
 	}
 	want := make([]string, len(sels))
 	for i, s := range sels {
-		pl, err := Build(Options{Loaded: p, Profile: s.profile, FeatureSet: s.featureSet})
+		pl, err := Build(context.Background(), Options{Loaded: p, Profile: s.profile, FeatureSet: s.featureSet})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,7 +59,7 @@ func TestCacheGivesTheSamePlans(t *testing.T) {
 	var g errgroup.Group
 	for i, s := range sels {
 		g.Go(func() error {
-			pl, err := Build(Options{Loaded: p, Cache: c, Profile: s.profile, FeatureSet: s.featureSet})
+			pl, err := Build(context.Background(), Options{Loaded: p, Cache: c, Profile: s.profile, FeatureSet: s.featureSet})
 			if err != nil {
 				return err
 			}
@@ -116,13 +117,13 @@ func TestLeanGivesTheSamePlans(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			whole, err := Build(c.whole)
+			whole, err := Build(context.Background(), c.whole)
 			if err != nil {
 				t.Fatal(err)
 			}
 			lean := c.lean
 			lean.Lean = true
-			pl, err := Build(lean)
+			pl, err := Build(context.Background(), lean)
 			if err != nil {
 				t.Fatal(err)
 			}

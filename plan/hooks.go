@@ -49,7 +49,7 @@ func LoadExtraManifests(fsys fs.FS) ([]*manifest.Manifest, error) {
 			errs = append(errs, &manifest.ParseError{File: path.Join(ExtraDir, e.Name()), Doc: -1, Err: err})
 			continue
 		}
-		ms, err := manifest.Parse(path.Join(ExtraDir, e.Name()), data)
+		ms, err := manifest.Parse(path.Join(ExtraDir, e.Name()), data, manifest.ParseOptions{})
 		errs = append(errs, err)
 		for i := range ms {
 			out = append(out, &ms[i])

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"context"
 	"io"
 	"os"
 	"runtime"
@@ -28,7 +29,7 @@ var matrixProfiles = []string{"self-managed-high-availability", "single-node-dev
 func BenchmarkRenderMatrix(b *testing.B) {
 	fsys := os.DirFS(realpayload.Dir(b))
 	render := func(p *payload.Payload, c *Cache, profile, featureSet string) (int, error) {
-		pl, err := Build(Options{Loaded: p, Cache: c, Profile: profile, FeatureSet: featureSet})
+		pl, err := Build(context.Background(), Options{Loaded: p, Cache: c, Profile: profile, FeatureSet: featureSet})
 		if err != nil {
 			return 0, err
 		}

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"context"
 	"io"
 	"os"
 	"testing"
@@ -43,7 +44,7 @@ func BenchmarkRenderOverlays(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			var objects, changes int
 			for b.Loop() {
-				p, err := Build(opts)
+				p, err := Build(context.Background(), opts)
 				if err != nil {
 					b.Fatal(err)
 				}

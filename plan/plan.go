@@ -135,16 +135,11 @@ type Plan struct {
 	cache *Cache // Options.Cache
 }
 
-// Build runs the pipeline. Errors name the file and document where there is
-// one; several problems are joined.
-func Build(opts Options) (*Plan, error) {
-	return BuildContext(context.Background(), opts)
-}
-
-// BuildContext is Build with a context for the component hooks. The stages:
-// select, the profile chain's overlays, the cluster-profile ConfigMap, the
-// extra manifests, the component hooks, the duplicate check and the graph.
-func BuildContext(ctx context.Context, opts Options) (*Plan, error) {
+// Build runs the pipeline: select, the profile chain's overlays, the
+// cluster-profile ConfigMap, the extra manifests, the component hooks
+// (which see ctx), the duplicate check and the graph. Errors name the file
+// and document where there is one; several problems are joined.
+func Build(ctx context.Context, opts Options) (*Plan, error) {
 	r, err := resolve(opts)
 	if err != nil {
 		return nil, err
@@ -222,7 +217,7 @@ func BuildContext(ctx context.Context, opts Options) (*Plan, error) {
 	if err := payload.CheckDuplicates(final); err != nil {
 		return nil, err
 	}
-	if pl.Graph, err = payload.NewTaskGraphWithSteps(final, stepPlacements(steps)); err != nil {
+	if pl.Graph, err = payload.NewTaskGraph(final, payload.GraphOptions{Steps: stepPlacements(steps)}); err != nil {
 		return nil, err
 	}
 	pl.Objects = make([]*manifest.Manifest, 0, len(final))

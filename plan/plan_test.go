@@ -49,7 +49,7 @@ func TestBuildGolden(t *testing.T) {
 	}
 	for name, opts := range cases {
 		t.Run(name, func(t *testing.T) {
-			p, err := Build(opts)
+			p, err := Build(context.Background(), opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -72,11 +72,11 @@ func TestBuildGolden(t *testing.T) {
 // single-node-developer gets, overlays included, plus its own overlay's
 // change, and records its own name in the cluster-profile ConfigMap.
 func TestCRCInheritsSingleNodeDeveloper(t *testing.T) {
-	snd, err := Build(Options{Profile: "single-node-developer"})
+	snd, err := Build(context.Background(), Options{Profile: "single-node-developer"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	crc, err := Build(crcOptions(t))
+	crc, err := Build(context.Background(), crcOptions(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestCRCInheritsSingleNodeDeveloper(t *testing.T) {
 func TestOverlaysKeepFileAndRunLevel(t *testing.T) {
 	for _, profile := range []string{"single-node-developer", "ibm-cloud-managed", "hypershift"} {
 		t.Run(profile, func(t *testing.T) {
-			p, err := Build(Options{Profile: profile})
+			p, err := Build(context.Background(), Options{Profile: profile})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -227,7 +227,7 @@ metadata:
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := Build(Options{Payload: tc.payload})
+			p, err := Build(context.Background(), Options{Payload: tc.payload})
 			gotErr := ""
 			if err != nil {
 				gotErr = err.Error()
@@ -266,7 +266,7 @@ func TestBuildProfileInEffect(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := Build(Options{Profile: tc.flag, ClusterProfileData: tc.cluster})
+			p, err := Build(context.Background(), Options{Profile: tc.flag, ClusterProfileData: tc.cluster})
 			gotErr := ""
 			if err != nil {
 				gotErr = err.Error()
@@ -340,7 +340,7 @@ func TestValidateOverlays(t *testing.T) {
 			if set, err = set.WithDir(mapFS(tc.profiles), "dir/"); err != nil {
 				t.Fatal(err)
 			}
-			findings, err := Validate(Options{Profiles: set, ExtraOverlays: []overlay.Source{{FS: mapFS(tc.overlays), Label: "dir/"}}})
+			findings, err := Validate(context.Background(), Options{Profiles: set, ExtraOverlays: []overlay.Source{{FS: mapFS(tc.overlays), Label: "dir/"}}}, ValidateOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -363,7 +363,7 @@ func TestValidateOverlays(t *testing.T) {
 // TestValidateEmbedded: the reference payload, profiles and overlays are
 // clean, every overlay built over every feature set's selection.
 func TestValidateEmbedded(t *testing.T) {
-	findings, err := Validate(Options{})
+	findings, err := Validate(context.Background(), Options{}, ValidateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -396,7 +396,7 @@ metadata:
 `)}}
 	for _, profile := range []string{"self-managed-high-availability", "single-node-developer", "ibm-cloud-managed", "hypershift"} {
 		t.Run(profile, func(t *testing.T) {
-			p, err := Build(Options{Payload: fsys, Profile: profile})
+			p, err := Build(context.Background(), Options{Payload: fsys, Profile: profile})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -431,7 +431,7 @@ func (h stepHook) Render(context.Context, *component.Input) (*component.Output, 
 func TestBuildPlacesSteps(t *testing.T) {
 	profileCM := manifest.ID{Kind: "ConfigMap", Namespace: "openshift-config", Name: "cluster-profile"}
 	hooks := append(DefaultHooks(), stepHook{file: "generated/0000_03_config-operator_99_zz.step", after: []manifest.ID{profileCM}})
-	p, err := Build(Options{Hooks: hooks})
+	p, err := Build(context.Background(), Options{Hooks: hooks})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -470,7 +470,7 @@ func TestBuildPlacesSteps(t *testing.T) {
 		t.Errorf("render --list lists steps:\n%s", list.String())
 	}
 
-	_, err = Build(Options{Hooks: []component.Hook{stepHook{file: "generated/0000_01_x_y.step", after: []manifest.ID{profileCM}}}})
+	_, err = Build(context.Background(), Options{Hooks: []component.Hook{stepHook{file: "generated/0000_01_x_y.step", after: []manifest.ID{profileCM}}}})
 	var soe *payload.StepOrderError
 	if !errors.As(err, &soe) {
 		t.Errorf("a step placed before its object: err = %v, want a StepOrderError", err)
@@ -499,7 +499,7 @@ func TestValidateExtraManifests(t *testing.T) {
 			[]string{`payload: error: component nodetuning: extra/pp.yaml#0: PerformanceProfile/minimal: spec.cpu.isolated "0-3`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			findings, err := Validate(Options{ExtraManifests: mapFS(tc.files)})
+			findings, err := Validate(context.Background(), Options{ExtraManifests: mapFS(tc.files)}, ValidateOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

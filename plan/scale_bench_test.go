@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -38,7 +39,7 @@ func BenchmarkRenderScale(b *testing.B) {
 			b.ReportAllocs()
 			objects := 0
 			for b.Loop() {
-				p, err := Build(Options{Payload: fsys, Lean: true})
+				p, err := Build(context.Background(), Options{Payload: fsys, Lean: true})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sort"
@@ -15,31 +16,35 @@ import (
 	"github.com/payload-apply/payload-apply/profiles"
 )
 
+// ValidateOptions say what Validate checks beyond the payload itself.
+type ValidateOptions struct {
+	// Release checks a release image, or a payload about to be built into
+	// one: the payload must have release-manifests/ with release-metadata
+	// and image-references (Load already requires the ImageStream's name to
+	// equal the metadata version), and, when Labels is not nil (the image's
+	// config labels), the io.openshift.release label must equal the
+	// release version. Unused image-references tags stay warnings, as
+	// without Release: real releases carry images that no manifest names
+	// (the installer, CLI artifacts, must-gather), so they cannot be
+	// errors.
+	Release bool
+	// Labels are the image's config labels (with Release); nil for a
+	// directory.
+	Labels map[string]string
+}
+
 // Validate checks a payload the way `payload-apply validate` reports it and
 // returns every finding, sorted by file and document: parse errors,
 // repeated YAML keys, annotation lint, objects included twice and the
-// overlays each profile applies, built over its selection (for every profile
-// and feature set, or only those opts names), overlays no profile applies,
-// image references, and file names the task graph cannot order. The error is for problems that stop
-// validation itself (an unreadable payload, unknown options, an
-// opts.Loaded payload loaded without payload.LoadOptions.KeepData).
-func Validate(opts Options) ([]manifest.Finding, error) {
-	return validate(opts, false, nil)
-}
-
-// ValidateRelease is Validate for a release image, or a payload about to be
-// built into one. It adds: the payload must have release-manifests/ with
-// release-metadata and image-references (Load already requires the
-// ImageStream's name to equal the metadata version), and, when labels is not
-// nil (the image's config labels), the io.openshift.release label must equal
-// the release version. Unused image-references tags stay warnings, as in
-// Validate: real releases carry images that no manifest names (the
-// installer, CLI artifacts, must-gather), so they cannot be errors.
-func ValidateRelease(opts Options, labels map[string]string) ([]manifest.Finding, error) {
-	return validate(opts, true, labels)
-}
-
-func validate(opts Options, release bool, labels map[string]string) ([]manifest.Finding, error) {
+// overlays each profile applies, built over its selection (for every
+// profile and feature set, or only those opts names), overlays no profile
+// applies, image references, and file names the task graph cannot order;
+// with vopts.Release, what a release image needs too. The error is for
+// problems that stop validation itself (an unreadable payload, unknown
+// options, an opts.Loaded payload loaded without payload.LoadOptions.KeepData,
+// ctx ending).
+func Validate(ctx context.Context, opts Options, vopts ValidateOptions) ([]manifest.Finding, error) {
+	release, labels := vopts.Release, vopts.Labels
 	set := opts.Profiles
 	if set == nil {
 		var err error
@@ -88,14 +93,17 @@ func validate(opts Options, release bool, labels map[string]string) ([]manifest.
 		}
 	}
 
-	dups, err := duplicateFindings(p, set, opts)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	dups, err := duplicateFindings(ctx, p, set, opts)
 	if err != nil {
 		return nil, err
 	}
 	findings = append(findings, dups...)
 	findings = append(findings, imageFindings(p)...)
 	if opts.ExtraManifests != nil {
-		findings = append(findings, extraFindings(p, opts)...)
+		findings = append(findings, extraFindings(ctx, p, opts)...)
 	}
 	if release {
 		findings = append(findings, releaseFindings(p, findings, labels)...)
@@ -109,12 +117,12 @@ func validate(opts Options, release bool, labels map[string]string) ([]manifest.
 // components make of them (an invalid PerformanceProfile, a PlatformOperator
 // with no bundle) in a plan of the selection opts names (the default one
 // when it names none).
-func extraFindings(p *payload.Payload, opts Options) []manifest.Finding {
+func extraFindings(ctx context.Context, p *payload.Payload, opts Options) []manifest.Finding {
 	if _, err := LoadExtraManifests(opts.ExtraManifests); err != nil {
 		return errorFindings(err)
 	}
 	opts.Loaded = p
-	pl, err := Build(opts)
+	pl, err := Build(ctx, opts)
 	if err != nil {
 		return errorFindings(err)
 	}
@@ -154,7 +162,7 @@ func errorFindings(err error) []manifest.Finding {
 
 // duplicateFindings selects the payload for every profile and feature set
 // (or the ones opts names) and reports each object included twice once.
-func duplicateFindings(p *payload.Payload, set *profiles.Set, opts Options) ([]manifest.Finding, error) {
+func duplicateFindings(ctx context.Context, p *payload.Payload, set *profiles.Set, opts Options) ([]manifest.Finding, error) {
 	profileNames := set.Names()
 	if opts.Profile != "" {
 		profileNames = []string{opts.Profile}
@@ -174,6 +182,9 @@ func duplicateFindings(p *payload.Payload, set *profiles.Set, opts Options) ([]m
 	overlays := newOverlayChecker(opts)
 	for _, prof := range profileNames {
 		for _, fs := range featureSets {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
 			o := opts
 			o.Loaded, o.Profile, o.FeatureSet, o.Profiles = p, prof, fs, set
 			r, err := resolve(o)

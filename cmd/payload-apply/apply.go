@@ -227,7 +227,7 @@ func (o *applyOptions) Run(parent context.Context, s IOStreams) error {
 	if err := resolveClusterProfile(ctx, mgr, &o.opts, o.selection.fs.Changed("profile")); err != nil {
 		return interruptedEarly(parent, failure(explainConnection(err)))
 	}
-	p, err := plan.BuildContext(ctx, o.opts)
+	p, err := plan.Build(ctx, o.opts)
 	if err != nil {
 		return interruptedEarly(parent, err)
 	}

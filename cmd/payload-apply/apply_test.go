@@ -70,12 +70,12 @@ func TestApplyHelpDocumentsTheContract(t *testing.T) {
 // progressRun feeds a progress reporter the events of a small run.
 func progressRun(t *testing.T, p *progress) {
 	t.Helper()
-	ms, err := manifest.Parse("release-manifests/0000_50_x_01.yaml", []byte("apiVersion: v1\nkind: Namespace\nmetadata: {name: ns}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: ns}\n"))
+	ms, err := manifest.Parse("release-manifests/0000_50_x_01.yaml", []byte("apiVersion: v1\nkind: Namespace\nmetadata: {name: ns}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: ns}\n"), manifest.ParseOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := payload.NewTaskGraphWithSteps([]*manifest.Manifest{&ms[0], &ms[1]},
-		[]payload.StepPlacement{{Step: namedStep("x/status"), File: "generated/0000_50_x_02.step", After: []manifest.ID{ms[0].ID()}}})
+	g, err := payload.NewTaskGraph([]*manifest.Manifest{&ms[0], &ms[1]},
+		payload.GraphOptions{Steps: []payload.StepPlacement{{Step: namedStep("x/status"), File: "generated/0000_50_x_02.step", After: []manifest.ID{ms[0].ID()}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,12 +107,12 @@ type namedStep string
 func (s namedStep) Name() string { return string(s) }
 
 func TestDryRunMissing(t *testing.T) {
-	ms, err := manifest.Parse("0000_05_x_01.yaml", []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: ns}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b, namespace: ns}\n"))
+	ms, err := manifest.Parse("0000_05_x_01.yaml", []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: ns}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b, namespace: ns}\n"), manifest.ParseOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := payload.NewTaskGraphWithSteps([]*manifest.Manifest{&ms[0], &ms[1]},
-		[]payload.StepPlacement{{Step: namedStep("x/s"), File: "generated/0000_05_x_02.step", After: []manifest.ID{ms[0].ID(), ms[1].ID()}}})
+	g, err := payload.NewTaskGraph([]*manifest.Manifest{&ms[0], &ms[1]},
+		payload.GraphOptions{Steps: []payload.StepPlacement{{Step: namedStep("x/s"), File: "generated/0000_05_x_02.step", After: []manifest.ID{ms[0].ID(), ms[1].ID()}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func TestDryRunMissing(t *testing.T) {
 }
 
 func TestWithReleaseVersion(t *testing.T) {
-	ms, err := manifest.Parse("co.yaml", []byte("apiVersion: config.openshift.io/v1\nkind: ClusterOperator\nmetadata: {name: x}\nstatus:\n  versions:\n  - {name: operator, version: 0.0.1-snapshot}\n  - {name: operand, version: 1.2.3}\n"))
+	ms, err := manifest.Parse("co.yaml", []byte("apiVersion: config.openshift.io/v1\nkind: ClusterOperator\nmetadata: {name: x}\nstatus:\n  versions:\n  - {name: operator, version: 0.0.1-snapshot}\n  - {name: operand, version: 1.2.3}\n"), manifest.ParseOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -443,12 +443,12 @@ func TestInterruptedEarly(t *testing.T) {
 }
 
 func TestObservedStepNotRun(t *testing.T) {
-	ms, err := manifest.Parse("0000_05_x_01.yaml", []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: ns}\n"))
+	ms, err := manifest.Parse("0000_05_x_01.yaml", []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: ns}\n"), manifest.ParseOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := payload.NewTaskGraphWithSteps([]*manifest.Manifest{&ms[0]},
-		[]payload.StepPlacement{{Step: namedStep("x/s"), File: "generated/0000_05_x_02.step", After: []manifest.ID{ms[0].ID()}}})
+	g, err := payload.NewTaskGraph([]*manifest.Manifest{&ms[0]},
+		payload.GraphOptions{Steps: []payload.StepPlacement{{Step: namedStep("x/s"), File: "generated/0000_05_x_02.step", After: []manifest.ID{ms[0].ID()}}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -178,7 +178,7 @@ func (o *buildOptions) Run(ctx context.Context, s IOStreams) error {
 	if err != nil {
 		return fmt.Errorf("read the built image back: %w", err)
 	}
-	findings, err := plan.ValidateRelease(plan.Options{Payload: flat}, flat.Labels())
+	findings, err := plan.Validate(ctx, plan.Options{Payload: flat}, plan.ValidateOptions{Release: true, Labels: flat.Labels()})
 	if err != nil {
 		return err
 	}

@@ -165,7 +165,7 @@ func (o *diffOptions) Run(ctx context.Context, s IOStreams) error {
 		return o.runLive(ctx, s)
 	}
 	fail := func(err error) error { return &exitError{Code: exitUsage, Err: err} }
-	a, err := plan.Build(o.a)
+	a, err := plan.Build(ctx, o.a)
 	if err != nil {
 		return fail(err)
 	}
@@ -173,7 +173,7 @@ func (o *diffOptions) Run(ctx context.Context, s IOStreams) error {
 		// Same payload: parse it once.
 		o.b.Loaded = a.Payload
 	}
-	b, err := plan.Build(o.b)
+	b, err := plan.Build(ctx, o.b)
 	if err != nil {
 		return fail(err)
 	}
@@ -245,7 +245,7 @@ func (o *diffOptions) runLive(ctx context.Context, s IOStreams) error {
 	if err := resolveClusterProfile(ctx, mgr, &o.a, o.selection.fs.Changed("profile")); err != nil {
 		return fail(err)
 	}
-	p, err := plan.BuildContext(ctx, o.a)
+	p, err := plan.Build(ctx, o.a)
 	if err != nil {
 		return fail(err)
 	}

@@ -64,7 +64,7 @@ func (o *graphOptions) Validate() error {
 }
 
 func (o *graphOptions) Run(ctx context.Context, s IOStreams) error {
-	p, err := plan.Build(o.opts)
+	p, err := plan.Build(ctx, o.opts)
 	if err != nil {
 		return err
 	}

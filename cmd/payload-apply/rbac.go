@@ -77,7 +77,7 @@ func (o *rbacOptions) Validate() error {
 }
 
 func (o *rbacOptions) Run(ctx context.Context, s IOStreams) error {
-	p, err := plan.BuildContext(ctx, o.opts)
+	p, err := plan.Build(ctx, o.opts)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -257,7 +258,7 @@ func planReal(t *testing.T, dir, profile, featureSet string) *plan.Plan {
 		}
 		loadedReal = p
 	}
-	p, err := plan.Build(plan.Options{Loaded: loadedReal, Profile: profile, FeatureSet: featureSet})
+	p, err := plan.Build(context.Background(), plan.Options{Loaded: loadedReal, Profile: profile, FeatureSet: featureSet})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -87,7 +87,7 @@ func (o *renderOptions) Validate() error {
 }
 
 func (o *renderOptions) Run(ctx context.Context, s IOStreams) error {
-	p, err := plan.Build(o.opts)
+	p, err := plan.Build(ctx, o.opts)
 	if err != nil {
 		return err
 	}

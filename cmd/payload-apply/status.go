@@ -110,7 +110,7 @@ func (o *statusOptions) Run(ctx context.Context, s IOStreams) error {
 	if err := resolveClusterProfile(ctx, mgr, &o.opts, o.selection.fs.Changed("profile")); err != nil {
 		return failure(explainConnection(err))
 	}
-	p, err := plan.BuildContext(ctx, o.opts)
+	p, err := plan.Build(ctx, o.opts)
 	if err != nil {
 		return err
 	}

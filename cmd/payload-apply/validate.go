@@ -63,9 +63,9 @@ func (o *validateOptions) Run(ctx context.Context, s IOStreams) error {
 	var findings []manifest.Finding
 	var err error
 	if labels := imageLabels(o.opts.Payload); labels != nil {
-		findings, err = plan.ValidateRelease(o.opts, labels)
+		findings, err = plan.Validate(ctx, o.opts, plan.ValidateOptions{Release: true, Labels: labels})
 	} else {
-		findings, err = plan.Validate(o.opts)
+		findings, err = plan.Validate(ctx, o.opts, plan.ValidateOptions{})
 	}
 	if err != nil {
 		return &exitError{Code: exitUsage, Err: err}

@@ -2,6 +2,7 @@ package ingress_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -58,7 +59,7 @@ func clusterConfig(t *testing.T, name string) *component.ClusterConfig {
 func TestRenderClusterConfig(t *testing.T) {
 	for _, name := range []string{"sno-none", "sno-workers", "three-node", "hypershift"} {
 		t.Run(name, func(t *testing.T) {
-			p, err := plan.Build(plan.Options{ClusterConfig: clusterConfig(t, name)})
+			p, err := plan.Build(context.Background(), plan.Options{ClusterConfig: clusterConfig(t, name)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -89,7 +90,7 @@ func TestAdminIngressControllerWins(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			extra := fstest.MapFS{"99-ingresscontroller.yaml": {Data: []byte(header + tc.spec)}}
-			p, err := plan.Build(plan.Options{ClusterConfig: clusterConfig(t, "sno-none"), ExtraManifests: extra})
+			p, err := plan.Build(context.Background(), plan.Options{ClusterConfig: clusterConfig(t, "sno-none"), ExtraManifests: extra})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -114,7 +115,7 @@ func TestAdminIngressControllerWins(t *testing.T) {
 // TestNoIngressOperatorNoDefault: a profile without the ingress operator
 // (hypershift) gets no IngressController.
 func TestNoIngressOperatorNoDefault(t *testing.T) {
-	p, err := plan.Build(plan.Options{Profile: "hypershift"})
+	p, err := plan.Build(context.Background(), plan.Options{Profile: "hypershift"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ func readManifests(t *testing.T, path string) []*manifest.Manifest {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ms, err := manifest.Parse("extra/"+filepath.Base(path), data)
+	ms, err := manifest.Parse("extra/"+filepath.Base(path), data, manifest.ParseOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

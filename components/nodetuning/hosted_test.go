@@ -126,7 +126,7 @@ func TestHostedSourceKeys(t *testing.T) {
 		t.Run(key, func(t *testing.T) {
 			text := strings.Replace(string(base), "  tuning: |", "  "+key+": |", 1)
 			text = strings.Replace(text, "    hypershift.openshift.io/nodePool: nodepool1\n", "", 1)
-			ms, err := manifest.Parse("extra/pp-config.yaml", []byte(text))
+			ms, err := manifest.Parse("extra/pp-config.yaml", []byte(text), manifest.ParseOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -180,7 +180,7 @@ func TestPlan(t *testing.T) {
 	}
 
 	t.Run("standalone", func(t *testing.T) {
-		p, err := plan.Build(plan.Options{ExtraManifests: fstest.MapFS{"pp.yaml": read("testdata/profiles/manual.yaml")}})
+		p, err := plan.Build(context.Background(), plan.Options{ExtraManifests: fstest.MapFS{"pp.yaml": read("testdata/profiles/manual.yaml")}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -217,7 +217,7 @@ func TestPlan(t *testing.T) {
 	})
 
 	t.Run("hosted", func(t *testing.T) {
-		p, err := plan.Build(plan.Options{Profile: "hypershift", Settings: map[string]string{nodetuning.SettingNaming: "seed"},
+		p, err := plan.Build(context.Background(), plan.Options{Profile: "hypershift", Settings: map[string]string{nodetuning.SettingNaming: "seed"},
 			ExtraManifests: fstest.MapFS{"pp-config.yaml": read("testdata/hosted/pp-config.yaml")}})
 		if err != nil {
 			t.Fatal(err)

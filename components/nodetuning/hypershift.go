@@ -204,7 +204,7 @@ func ParseSource(cm *manifest.Manifest) (*Source, []error) {
 
 // decodeEmbedded decodes the one PerformanceProfile a ConfigMap holds.
 func decodeEmbedded(text string) (*PerformanceProfile, error) {
-	ms, err := manifest.Parse("", []byte(text))
+	ms, err := manifest.Parse("", []byte(text), manifest.ParseOptions{})
 	if err != nil {
 		return nil, err
 	}

@@ -314,7 +314,7 @@ data:
 			if tc.hosted {
 				opts.Profile = "hypershift"
 			}
-			_, err := plan.Build(opts)
+			_, err := plan.Build(context.Background(), opts)
 			if err == nil {
 				t.Fatal("plan.Build succeeded")
 			}

@@ -224,7 +224,7 @@ func TestPlatformOperatorsE2E(t *testing.T) {
 
 	// The plan, as `render --feature-set TechPreviewNoUpgrade
 	// --extra-manifests testdata/extra --catalog testdata/catalog` makes it.
-	p, err := plan.Build(plan.Options{
+	p, err := plan.Build(context.Background(), plan.Options{
 		FeatureSet:     "TechPreviewNoUpgrade",
 		ExtraManifests: os.DirFS("testdata/extra"),
 		Catalog:        os.DirFS("testdata/catalog"),

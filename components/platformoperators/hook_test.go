@@ -2,6 +2,7 @@ package platformoperators_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path"
@@ -51,7 +52,7 @@ func previews(t *testing.T, p *plan.Plan) string {
 func TestRenderBundleDeployments(t *testing.T) {
 	for _, shape := range []string{"v1alpha2", "v1alpha1"} {
 		t.Run(shape, func(t *testing.T) {
-			p, err := plan.Build(plan.Options{
+			p, err := plan.Build(context.Background(), plan.Options{
 				FeatureSet:     "TechPreviewNoUpgrade",
 				ExtraManifests: os.DirFS("testdata/extra"),
 				Catalog:        os.DirFS("testdata/catalog"),
@@ -124,7 +125,7 @@ kind: PlatformOperator
 metadata: {name: typo}
 spec: {package: {name: openshift-cert-manager-operatr}}
 `)}}
-	p, err := plan.Build(techPreview(extra, catalog, nil))
+	p, err := plan.Build(context.Background(), techPreview(extra, catalog, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +200,7 @@ func TestRenderPlatformOperatorErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := plan.Build(tc.opts)
+			p, err := plan.Build(context.Background(), tc.opts)
 			if tc.err != "" {
 				if err == nil || err.Error() != tc.err {
 					t.Fatalf("error:\n got %v\nwant %s", err, tc.err)

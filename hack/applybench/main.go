@@ -127,7 +127,7 @@ func run(payloadDir string, rounds int, contenders []string, parallelism, noops 
 	if err := build.Run(); err != nil {
 		return fmt.Errorf("go build: %w", err)
 	}
-	if b.plan, err = plan.Build(plan.Options{Payload: os.DirFS(payloadDir)}); err != nil {
+	if b.plan, err = plan.Build(ctx, plan.Options{Payload: os.DirFS(payloadDir)}); err != nil {
 		return err
 	}
 	if err := b.writeKubectlInput(); err != nil {

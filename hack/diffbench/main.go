@@ -122,7 +122,7 @@ func run(payloadDir string, rounds, parallelism int, hold bool) error {
 	if err := build.Run(); err != nil {
 		return fmt.Errorf("go build: %w", err)
 	}
-	p, err := plan.Build(plan.Options{Payload: os.DirFS(payloadDir)})
+	p, err := plan.Build(ctx, plan.Options{Payload: os.DirFS(payloadDir)})
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package genpayload_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io/fs"
 	"os"
@@ -107,7 +108,7 @@ func measure(t *testing.T, fsys fs.FS) shape {
 	}
 	for _, prof := range []string{"self-managed-high-availability", "single-node-developer", "ibm-cloud-managed", "hypershift"} {
 		for _, fset := range manifest.KnownFeatureSets() {
-			pl, err := plan.Build(plan.Options{Loaded: p, Profile: prof, FeatureSet: fset, SkipOverlays: true})
+			pl, err := plan.Build(context.Background(), plan.Options{Loaded: p, Profile: prof, FeatureSet: fset, SkipOverlays: true})
 			if err != nil {
 				t.Fatalf("%s/%s: %v", prof, fset, err)
 			}
@@ -170,7 +171,7 @@ func TestGeneratedPayloadValidates(t *testing.T) {
 	}
 	for _, scale := range scales {
 		t.Run(fmt.Sprint("scale ", scale), func(t *testing.T) {
-			findings, err := plan.Validate(plan.Options{Payload: mapFS(genpayload.Generate(genpayload.Options{Seed: 1, Scale: scale}))})
+			findings, err := plan.Validate(context.Background(), plan.Options{Payload: mapFS(genpayload.Generate(genpayload.Options{Seed: 1, Scale: scale}))}, plan.ValidateOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -52,7 +52,7 @@ var (
 // openshift/api types (unknown fields are errors) and enum values are
 // checked; every problem is reported as FILE#DOC: message.
 func ParseClusterConfig(file string, data []byte) (*ClusterConfig, error) {
-	ms, err := manifest.Parse(file, data)
+	ms, err := manifest.Parse(file, data, manifest.ParseOptions{})
 	if err != nil {
 		return nil, err
 	}

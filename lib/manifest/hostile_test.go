@@ -53,7 +53,7 @@ func TestParseHostile(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ms, err := ParseWithLimits("f.yaml", []byte(tc.data), tc.limits)
+			ms, err := Parse("f.yaml", []byte(tc.data), ParseOptions{Limits: tc.limits})
 			if len(ms) != tc.good {
 				t.Errorf("%d manifests, want %d", len(ms), tc.good)
 			}

@@ -56,7 +56,7 @@ func FuzzInclude(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, doc []byte, chain, featureSet, gates, caps string) {
-		ms, err := Parse("fuzz.yaml", doc)
+		ms, err := Parse("fuzz.yaml", doc, ParseOptions{})
 		if err != nil || len(ms) == 0 {
 			return
 		}

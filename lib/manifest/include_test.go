@@ -19,7 +19,7 @@ func mustParseOne(t *testing.T, annotations map[string]string) *Manifest {
 			b.WriteString("    " + k + ": \"" + v + "\"\n")
 		}
 	}
-	ms, err := Parse("f.yaml", []byte(b.String()))
+	ms, err := Parse("f.yaml", []byte(b.String()), ParseOptions{})
 	if err != nil || len(ms) != 1 {
 		t.Fatalf("parse: %v (%d manifests)", err, len(ms))
 	}

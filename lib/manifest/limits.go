@@ -7,7 +7,7 @@ import (
 	"io/fs"
 )
 
-// Limits bound what ParseWithLimits accepts from one file, so that a hostile
+// Limits bound what Parse accepts from one file, so that a hostile
 // or broken file is refused with an error naming it instead of exhausting
 // memory or stack. A zero field takes its value from DefaultLimits.
 //

@@ -15,7 +15,7 @@ func BenchmarkDepthCheck(b *testing.B) {
 	files := realpayload.Sample(b, 0, 1<<30)
 	var objs []map[string]any
 	for _, f := range files {
-		ms, _ := Parse(f.Path, f.Data)
+		ms, _ := Parse(f.Path, f.Data, ParseOptions{})
 		for _, m := range ms {
 			objs = append(objs, m.Obj.Object)
 		}
@@ -24,7 +24,7 @@ func BenchmarkDepthCheck(b *testing.B) {
 	b.Run("parse", func(b *testing.B) {
 		for b.Loop() {
 			for _, f := range files {
-				if _, err := Parse(f.Path, f.Data); err != nil && len(f.Data) == 0 {
+				if _, err := Parse(f.Path, f.Data, ParseOptions{}); err != nil && len(f.Data) == 0 {
 					b.Fatal(err)
 				}
 			}

@@ -37,7 +37,7 @@ func TestMarshalYAMLMatches(t *testing.T) {
 	}
 	if !race.Enabled {
 		for _, f := range genpayload.Generate(genpayload.Options{Seed: 1, Scale: 1}) {
-			ms, _ := manifest.Parse(f.Path, f.Data)
+			ms, _ := manifest.Parse(f.Path, f.Data, manifest.ParseOptions{})
 			for _, m := range ms {
 				sameYAML(t, m.String(), m.Obj.Object)
 			}
@@ -65,7 +65,7 @@ func FuzzMarshalYAML(f *testing.F) {
 		f.Add(file.Data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		ms, _ := manifest.Parse("fuzz.yaml", data)
+		ms, _ := manifest.Parse("fuzz.yaml", data, manifest.ParseOptions{})
 		for _, m := range ms {
 			sameYAML(t, "fuzz", m.Obj.Object)
 		}

@@ -216,6 +216,14 @@ func isBlankYAML(b []byte) bool {
 
 var yamlLineRE = regexp.MustCompile(`line (\d+)`)
 
+// ParseOptions say how Parse reads a file. The zero value applies
+// DefaultLimits.
+type ParseOptions struct {
+	// Limits bound the file's size, each document's size and each
+	// object's depth; zero fields take DefaultLimits' values.
+	Limits Limits
+}
+
 // Parse decodes every document of one file into manifests, through library-go's
 // Manifest decoding (the same YAML-to-JSON conversion and universal decoder
 // that ParseManifests uses, so values such as a bare "=" or repeated keys
@@ -223,19 +231,13 @@ var yamlLineRE = regexp.MustCompile(`line (\d+)`)
 // documents are skipped. Every bad document is reported as a *ParseError in
 // the joined error, and the good ones are still returned.
 //
-// Parse applies DefaultLimits; see ParseWithLimits.
-func Parse(file string, data []byte) ([]Manifest, error) {
-	return ParseWithLimits(file, data, Limits{})
-}
-
-// ParseWithLimits is Parse with limits on the file's size, each document's
-// size and each object's depth. A file above MaxFileSize is refused whole
-// (one file-level *ParseError, nothing decoded); a document above
-// MaxDocumentSize or nested deeper than MaxDepth is a *ParseError for that
-// document, and the others are still returned. Limit errors wrap a
-// *LimitError (and so ErrLimit).
-func ParseWithLimits(file string, data []byte, limits Limits) ([]Manifest, error) {
-	limits = limits.withDefaults()
+// A file above opts.Limits.MaxFileSize is refused whole (one file-level
+// *ParseError, nothing decoded); a document above MaxDocumentSize or
+// nested deeper than MaxDepth is a *ParseError for that document, and the
+// others are still returned. Limit errors wrap a *LimitError (and so
+// ErrLimit).
+func Parse(file string, data []byte, opts ParseOptions) ([]Manifest, error) {
+	limits := opts.Limits.withDefaults()
 	if int64(len(data)) > limits.MaxFileSize {
 		return nil, &ParseError{File: file, Doc: -1, Err: &LimitError{What: "file size", Size: int64(len(data)), Limit: limits.MaxFileSize}}
 	}

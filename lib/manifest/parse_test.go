@@ -71,7 +71,7 @@ func TestParse(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ms, err := Parse("f.yaml", []byte(tc.in))
+			ms, err := Parse("f.yaml", []byte(tc.in), ParseOptions{})
 			if tc.wantErr == "" && err != nil {
 				t.Fatalf("unexpected error: %v", err)
 			}
@@ -91,7 +91,7 @@ func TestParse(t *testing.T) {
 }
 
 func TestParseKeepsValuesAsLibraryGo(t *testing.T) {
-	ms, err := Parse("f.yaml", []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  op: =\n  num: \"1\"\n  y: yes\n"))
+	ms, err := Parse("f.yaml", []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  op: =\n  num: \"1\"\n  y: yes\n"), ParseOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestParseKeepsValuesAsLibraryGo(t *testing.T) {
 }
 
 func TestParseErrorPosition(t *testing.T) {
-	_, err := Parse("dir/f.yaml", []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\nkind: B\n"))
+	_, err := Parse("dir/f.yaml", []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\nkind: B\n"), ParseOptions{})
 	var pe *ParseError
 	if !asParseError(err, &pe) {
 		t.Fatalf("error %v is not a *ParseError", err)
@@ -146,7 +146,7 @@ func FuzzParse(f *testing.F) {
 		f.Add(file.Data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		ms, err := Parse("fuzz.yaml", data)
+		ms, err := Parse("fuzz.yaml", data, ParseOptions{})
 		for i := range ms {
 			if ms[i].Obj == nil || ms[i].GVK.Kind == "" || ms[i].Obj.GetName() == "" {
 				t.Fatalf("manifest %d without kind or name: %+v", i, ms[i])

@@ -76,7 +76,7 @@ func inputs(t testing.TB) []*manifest.Manifest {
 	t.Helper()
 	var out []*manifest.Manifest
 	for _, f := range inputFiles {
-		ms, err := manifest.Parse(f.name, []byte(f.body))
+		ms, err := manifest.Parse(f.name, []byte(f.body), manifest.ParseOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

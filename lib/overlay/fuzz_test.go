@@ -122,7 +122,7 @@ func FuzzOverlay(f *testing.F) {
 
 	var objs []*manifest.Manifest
 	for _, file := range realpayload.Sample(f, 8, 16<<10) {
-		ms, err := manifest.Parse(file.Path, file.Data)
+		ms, err := manifest.Parse(file.Path, file.Data, manifest.ParseOptions{})
 		if err != nil {
 			continue
 		}

@@ -12,7 +12,7 @@ import (
 func TestNarrowing(t *testing.T) {
 	obj := func(text string) *manifest.Manifest {
 		t.Helper()
-		ms, err := manifest.Parse("f.yaml", []byte(text))
+		ms, err := manifest.Parse("f.yaml", []byte(text), manifest.ParseOptions{})
 		if err != nil || len(ms) != 1 {
 			t.Fatalf("parse %q: %v", text, err)
 		}

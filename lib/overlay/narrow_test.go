@@ -1,6 +1,7 @@
 package overlay_test
 
 import (
+	"context"
 	"fmt"
 	"io/fs"
 	"os"
@@ -92,7 +93,7 @@ func TestNarrowingMatchesFullBuild(t *testing.T) {
 					continue
 				}
 				t.Run(fmt.Sprintf("%s/%s/%s", name, profile, fset), func(t *testing.T) {
-					pl, err := plan.Build(plan.Options{Loaded: p, Profiles: set, ExtraOverlays: extra, Profile: profile, FeatureSet: fset, SkipOverlays: true})
+					pl, err := plan.Build(context.Background(), plan.Options{Loaded: p, Profiles: set, ExtraOverlays: extra, Profile: profile, FeatureSet: fset, SkipOverlays: true})
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -13,7 +13,7 @@ import (
 // parse decodes one YAML document the way payloads are decoded.
 func parse(t *testing.T, doc string) *unstructured.Unstructured {
 	t.Helper()
-	ms, err := manifest.Parse("test.yaml", []byte(strings.TrimSpace(doc)+"\n"))
+	ms, err := manifest.Parse("test.yaml", []byte(strings.TrimSpace(doc)+"\n"), manifest.ParseOptions{})
 	if err != nil || len(ms) != 1 {
 		t.Fatalf("parse: %v (%d documents)", err, len(ms))
 	}

@@ -156,7 +156,7 @@ data:
 // plan renders the step for a source ConfigMap, as plan.Build does.
 func plan(t *testing.T, naming, source string) component.Step {
 	t.Helper()
-	ms, err := manifest.Parse("extra/pp-config.yaml", []byte(source))
+	ms, err := manifest.Parse("extra/pp-config.yaml", []byte(source), manifest.ParseOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
