@@ -5,4 +5,7 @@
 //
 // The package is data only: it exposes the directory through io/fs and
 // imports nothing but embed.
+//
+// May import: nothing.
+// Cluster I/O: none.
 package overlays

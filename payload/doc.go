@@ -6,7 +6,7 @@
 // with an optional stage of tasks applied ahead of the graph
 // (StageCRDsAndNamespaces).
 //
-// Components' apply-time steps are tasks too (NewTaskGraphWithSteps): a Task
+// Components' apply-time steps are tasks too (NewTaskGraph with GraphOptions.Steps): a Task
 // carries either an object (Manifest) or a Step, which this package knows
 // only by name; the Applier runs it. A step's node requires the nodes of
 // the objects it runs after, and Run does not run a step whose object failed.
@@ -15,4 +15,7 @@
 // io/fs, never imports client-go's cluster I/O, krusty or
 // go-containerregistry, and does no logging. It may import lib/manifest,
 // apimachinery, openshift/api and library-go.
+//
+// May import: lib/manifest, profiles.
+// Cluster I/O: none.
 package payload

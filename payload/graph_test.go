@@ -412,7 +412,7 @@ func (s namedStep) Name() string { return string(s) }
 
 func id(m *manifest.Manifest) manifest.ID { return m.ID() }
 
-func TestNewTaskGraphWithSteps(t *testing.T) {
+func TestNewTaskGraphSteps(t *testing.T) {
 	type taskSummary struct {
 		Node  string
 		What  string

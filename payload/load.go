@@ -2,24 +2,20 @@ package payload
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"path"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
-	"text/template"
 
-	"github.com/blang/semver/v4"
 	imagev1 "github.com/openshift/api/image/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
 
 	"github.com/payload-apply/payload-apply/lib/manifest"
+	"github.com/payload-apply/payload-apply/profiles"
 )
 
 // Directory and file names of a release payload, as the CVO reads them.
@@ -34,36 +30,13 @@ const (
 	ImageReferencesFile = "image-references"
 )
 
-// Release is the release-metadata of a payload.
-type Release struct {
-	// Version is the release version (semver), e.g. "4.22.0".
-	Version string
-	// Semver is Version parsed.
-	Semver semver.Version
-	// Previous and Next list update edges, when the metadata gives them.
-	Previous []string
-	Next     []string
-	// Metadata is the free-form metadata object.
-	Metadata map[string]any
-}
-
-// MajorVersion returns the release's major version, or nil when the payload has
-// no release-metadata (then no major-version filter applies).
-func (r *Release) MajorVersion() *uint64 {
-	if r == nil || r.Version == "" {
-		return nil
-	}
-	v := r.Semver.Major
-	return &v
-}
-
 // LoadOptions configure Load. The zero value is usable.
 type LoadOptions struct {
 	// ReleaseImage is the pull spec the manifests/ templates see as
 	// {{.ReleaseImage}}. Empty: "quay.io/openshift-release-dev/ocp-release:<version>".
 	ReleaseImage string
 	// ClusterProfile is what the templates see as {{.ClusterProfile}}.
-	// Empty: DefaultProfile.
+	// Empty: profiles.Default.
 	ClusterProfile string
 	// Parallelism bounds the number of files parsed at once; 0 means GOMAXPROCS.
 	Parallelism int
@@ -101,9 +74,6 @@ const (
 	DefaultMaxPayloadSize = 2 << 30
 	DefaultMaxFiles       = 200_000
 )
-
-// DefaultProfile is the cluster profile in effect when nothing names one.
-const DefaultProfile = "self-managed-high-availability"
 
 // File is one manifest file of a payload, after templating.
 type File struct {
@@ -343,77 +313,9 @@ func (p *Payload) maxFileSize() int64 {
 
 func (p *Payload) profile() string {
 	if p.opts.ClusterProfile == "" {
-		return DefaultProfile
+		return profiles.Default
 	}
 	return p.opts.ClusterProfile
-}
-
-// templateData is what manifests/ templates see.
-type templateData struct {
-	ReleaseImage   string
-	ClusterProfile string
-	Images         map[string]string
-}
-
-func (p *Payload) renderTemplates(profile string) ([]*File, []manifest.Finding, []error) {
-	if profile == "" {
-		profile = DefaultProfile
-	}
-	data := templateData{ReleaseImage: p.opts.ReleaseImage, ClusterProfile: profile, Images: p.Images()}
-	if data.ReleaseImage == "" && p.Release != nil {
-		data.ReleaseImage = "quay.io/openshift-release-dev/ocp-release:" + p.Release.Version
-	}
-	var files []*File
-	var findings []manifest.Finding
-	var errs []error
-	for _, rf := range p.cvoFiles {
-		out, err := renderTemplate(rf.path, rf.data, data, p.maxFileSize())
-		if errors.Is(err, manifest.ErrLimit) {
-			errs = append(errs, &manifest.ParseError{File: rf.path, Doc: -1, Err: err})
-			continue
-		}
-		if err != nil {
-			findings = append(findings, manifest.Finding{File: rf.path, Doc: -1, Severity: manifest.SeverityWarning,
-				Message: fmt.Sprintf("skipped: template did not render: %v", err)})
-			continue
-		}
-		files = append(files, &File{Path: rf.path, Data: out})
-	}
-	return files, findings, errs
-}
-
-// isTemplate reports whether a manifests/ file has template actions.
-func isTemplate(data []byte) bool {
-	return bytes.Contains(data, []byte("{{"))
-}
-
-func renderTemplate(name string, in []byte, data templateData, max int64) ([]byte, error) {
-	if !isTemplate(in) {
-		return in, nil
-	}
-	t, err := template.New(name).Parse(string(in))
-	if err != nil {
-		return nil, err
-	}
-	w := &limitedBuffer{max: max}
-	if err := t.Execute(w, data); err != nil {
-		return nil, err
-	}
-	return w.buf.Bytes(), nil
-}
-
-// limitedBuffer fails writes past max bytes, so that a template whose
-// nested ranges multiply out is stopped early.
-type limitedBuffer struct {
-	buf bytes.Buffer
-	max int64
-}
-
-func (w *limitedBuffer) Write(p []byte) (int, error) {
-	if int64(w.buf.Len()+len(p)) > w.max {
-		return 0, &manifest.LimitError{What: "rendered file size", Size: int64(w.buf.Len() + len(p)), Limit: w.max}
-	}
-	return w.buf.Write(p)
 }
 
 // parseFiles parses files in parallel, each result in its own slot, and
@@ -463,134 +365,4 @@ func stripToMetadata(m *manifest.Manifest) {
 		}
 	}
 	m.Obj = &unstructured.Unstructured{Object: obj}
-}
-
-// cincinnatiMetadata is the release-metadata file format.
-type cincinnatiMetadata struct {
-	Kind     string         `json:"kind"`
-	Version  string         `json:"version"`
-	Previous []string       `json:"previous,omitempty"`
-	Next     []string       `json:"next,omitempty"`
-	Metadata map[string]any `json:"metadata,omitempty"`
-}
-
-func loadMetadata(r *reader) (*Release, *imagev1.ImageStream, []error) {
-	var errs []error
-	metaPath := ReleaseManifestDir + "/" + ReleaseMetadataFile
-	imsPath := ReleaseManifestDir + "/" + ImageReferencesFile
-	fileErr := func(file string, err error) error {
-		return &manifest.ParseError{File: file, Doc: -1, Err: err}
-	}
-
-	var rel *Release
-	if data, err := r.read(metaPath, -1, true); err != nil {
-		errs = append(errs, err)
-	} else if r, err := ParseReleaseMetadata(data); err != nil {
-		errs = append(errs, fileErr(metaPath, err))
-	} else {
-		rel = r
-	}
-
-	var ims *imagev1.ImageStream
-	if data, err := r.read(imsPath, -1, true); err != nil {
-		errs = append(errs, err)
-	} else if s, err := ParseImageReferences(data); err != nil {
-		errs = append(errs, fileErr(imsPath, err))
-	} else {
-		ims = s
-	}
-	if rel != nil && ims != nil && ims.Name != rel.Version {
-		errs = append(errs, fileErr(imsPath, fmt.Errorf("ImageStream name %q differs from the version %q in %s", ims.Name, rel.Version, metaPath)))
-	}
-	return rel, ims, errs
-}
-
-// ReadRelease reads release-manifests/release-metadata of a payload, as
-// Load does, without loading the rest: nil and no error when the payload
-// has no release-manifests/.
-func ReadRelease(fsys fs.FS) (*Release, error) {
-	data, err := newReader(fsys, LoadOptions{}).read(ReleaseManifestDir+"/"+ReleaseMetadataFile, -1, true)
-	if errors.Is(err, fs.ErrNotExist) {
-		if _, dirErr := fs.Stat(fsys, ReleaseManifestDir); errors.Is(dirErr, fs.ErrNotExist) {
-			return nil, nil
-		}
-	}
-	if err != nil {
-		return nil, err
-	}
-	return ParseReleaseMetadata(data)
-}
-
-// ParseReleaseMetadata decodes and checks a release-metadata file: one JSON
-// object of kind cincinnati-metadata-v0 with a semver version. Unknown
-// fields are ignored, as the CVO and Cincinnati ignore them (the format
-// grows by adding fields, and "metadata" is free-form).
-func ParseReleaseMetadata(data []byte) (*Release, error) {
-	var m cincinnatiMetadata
-	dec := json.NewDecoder(bytes.NewReader(bytes.TrimPrefix(data, []byte{0xEF, 0xBB, 0xBF})))
-	if err := dec.Decode(&m); err != nil {
-		return nil, fmt.Errorf("not valid JSON: %w", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("not valid JSON: data after the object")
-	}
-	if m.Kind != "cincinnati-metadata-v0" {
-		return nil, fmt.Errorf("kind is %q, want cincinnati-metadata-v0", m.Kind)
-	}
-	if m.Version == "" {
-		return nil, errors.New("version is required")
-	}
-	v, err := semver.Parse(m.Version)
-	if err != nil {
-		return nil, fmt.Errorf("version %q is not semver: %w", m.Version, err)
-	}
-	for _, list := range [][]string{m.Previous, m.Next} {
-		for _, e := range list {
-			if _, err := semver.Parse(e); err != nil {
-				return nil, fmt.Errorf("update edge %q is not semver: %w", e, err)
-			}
-		}
-	}
-	return &Release{Version: m.Version, Semver: v, Previous: m.Previous, Next: m.Next, Metadata: m.Metadata}, nil
-}
-
-// ParseImageReferences decodes and checks an image-references file: an
-// image.openshift.io/v1 ImageStream (JSON or YAML) whose tags each have a
-// unique name and a DockerImage pull spec.
-func ParseImageReferences(data []byte) (*imagev1.ImageStream, error) {
-	ims, err := parseImageStream(data)
-	if err != nil {
-		return nil, err
-	}
-	if ims.Name == "" {
-		return nil, errors.New("metadata.name (the release version) is required")
-	}
-	return ims, nil
-}
-
-// parseImageStream is ParseImageReferences without the name requirement: a
-// component's image-references has no release version to name.
-func parseImageStream(data []byte) (*imagev1.ImageStream, error) {
-	var ims imagev1.ImageStream
-	if err := yaml.UnmarshalStrict(data, &ims); err != nil {
-		return nil, fmt.Errorf("not an ImageStream: %w", err)
-	}
-	if ims.Kind != "ImageStream" || (ims.APIVersion != "image.openshift.io/v1" && ims.APIVersion != "v1") {
-		return nil, fmt.Errorf("is %s %s, want image.openshift.io/v1 ImageStream", ims.APIVersion, ims.Kind)
-	}
-	seen := map[string]bool{}
-	for i, tag := range ims.Spec.Tags {
-		switch {
-		case tag.Name == "":
-			return nil, fmt.Errorf("spec.tags[%d]: name is required", i)
-		case seen[tag.Name]:
-			return nil, fmt.Errorf("spec.tags[%d]: tag %q repeated", i, tag.Name)
-		case tag.From == nil || tag.From.Name == "":
-			return nil, fmt.Errorf("spec.tags[%d] (%s): from.name (a pull spec) is required", i, tag.Name)
-		case tag.From.Kind != "DockerImage":
-			return nil, fmt.Errorf("spec.tags[%d] (%s): from.kind is %q, want DockerImage", i, tag.Name, tag.From.Kind)
-		}
-		seen[tag.Name] = true
-	}
-	return &ims, nil
 }

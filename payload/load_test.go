@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/payload-apply/payload-apply/lib/manifest"
+	"github.com/payload-apply/payload-apply/profiles"
 )
 
 const (
@@ -143,7 +144,7 @@ func TestSelectDuplicates(t *testing.T) {
 		t.Fatal(err)
 	}
 	fs := "Default"
-	s, err := p.Select(&manifest.Selector{Profiles: []string{DefaultProfile}, FeatureSet: &fs})
+	s, err := p.Select(&manifest.Selector{Profiles: []string{profiles.Default}, FeatureSet: &fs})
 	var dup *DuplicateError
 	if !errors.As(err, &dup) {
 		t.Fatalf("error = %v, want a DuplicateError", err)
@@ -217,12 +218,12 @@ func TestLoadOnly(t *testing.T) {
 		"release-manifests/0000_50_b_x.yaml": cmYAML("in") + "data:\n  a: b\n---\n" + cmYAML("out", `release.openshift.io/feature-set: TechPreviewNoUpgrade`) + "data:\n  a: b\n",
 	})
 	set := "Default"
-	sel := &manifest.Selector{Profiles: []string{DefaultProfile}, FeatureSet: &set}
+	sel := &manifest.Selector{Profiles: []string{profiles.Default}, FeatureSet: &set}
 	p, err := Load(fsys, LoadOptions{Only: sel})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := p.Select(&manifest.Selector{Profiles: []string{DefaultProfile}, FeatureSet: &set})
+	s, err := p.Select(&manifest.Selector{Profiles: []string{profiles.Default}, FeatureSet: &set})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +239,7 @@ func TestLoadOnly(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 	other := "TechPreviewNoUpgrade"
-	if _, err := p.Select(&manifest.Selector{Profiles: []string{DefaultProfile}, FeatureSet: &other}); err == nil {
+	if _, err := p.Select(&manifest.Selector{Profiles: []string{profiles.Default}, FeatureSet: &other}); err == nil {
 		t.Error("Select with another selector: no error")
 	}
 	if _, err := p.WithProfile("hypershift"); err == nil {

@@ -96,13 +96,28 @@ func FeatureSetName(name string) (configv1.FeatureSet, error) {
 // with overrides ("Gate" enables, "-Gate" disables) applied on top. Unknown
 // gate names are an error.
 func EnabledFeatureGates(major uint64, gateProfile features.ClusterProfileName, set configv1.FeatureSet, overrides []string) (sets.Set[string], error) {
-	known := sets.New(manifest.KnownFeatureGates()...)
 	enabled := sets.New[string]()
 	if set != configv1.CustomNoUpgrade {
 		for _, g := range features.FeatureSets(major, gateProfile, set).Enabled {
 			enabled.Insert(string(g.FeatureGateAttributes.Name))
 		}
 	}
+	if err := OverrideFeatureGates(enabled, overrides); err != nil {
+		return nil, err
+	}
+	return enabled, nil
+}
+
+// OverrideFeatureGates applies overrides to enabled: "Gate" (or "+Gate")
+// enables a gate, "-Gate" disables it; blank entries are ignored. An
+// unknown gate name is an error, and then enabled is left as it was.
+func OverrideFeatureGates(enabled sets.Set[string], overrides []string) error {
+	known := sets.New(manifest.KnownFeatureGates()...)
+	type override struct {
+		name    string
+		disable bool
+	}
+	var parsed []override
 	for _, o := range overrides {
 		o = strings.TrimSpace(o)
 		if o == "" {
@@ -111,15 +126,18 @@ func EnabledFeatureGates(major uint64, gateProfile features.ClusterProfileName, 
 		name, disable := strings.CutPrefix(o, "-")
 		name = strings.TrimPrefix(name, "+")
 		if !known.Has(name) {
-			return nil, fmt.Errorf("unknown feature gate %q", name)
+			return fmt.Errorf("unknown feature gate %q", name)
 		}
-		if disable {
-			enabled.Delete(name)
+		parsed = append(parsed, override{name, disable})
+	}
+	for _, o := range parsed {
+		if o.disable {
+			enabled.Delete(o.name)
 		} else {
-			enabled.Insert(name)
+			enabled.Insert(o.name)
 		}
 	}
-	return enabled, nil
+	return nil
 }
 
 // GatesFromFeatureGate returns the feature set of a FeatureGate object and the

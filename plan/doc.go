@@ -16,4 +16,8 @@
 // (Options.Loaded) and shares a Cache: each profile's templates, overlay
 // builds and each object's YAML are made once. A single render loads only
 // what its selection includes whole (Options.Lean).
+//
+// May import: components/..., lib/component, lib/diff, lib/image, lib/manifest,
+// lib/overlay, overlays, payload, profiles.
+// Cluster I/O: none.
 package plan

@@ -5,15 +5,11 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/payload-apply/payload-apply/lib/component"
 	"github.com/payload-apply/payload-apply/lib/manifest"
 	"github.com/payload-apply/payload-apply/payload"
 	"github.com/payload-apply/payload-apply/profiles"
 )
-
-// GeneratedDir is the directory of the objects the tool makes itself (not
-// from the payload, not from an overlay), as render -o writes them and the
-// FILE column of render --list shows them.
-const GeneratedDir = "generated"
 
 // GeneratedAnnotation marks an object the tool generated; its value says
 // what for.
@@ -27,16 +23,16 @@ const GeneratedAnnotation = "payload-apply/generated"
 // that one's); without such an object, at run level 03 of config-operator,
 // where the reference payload creates the namespace.
 func clusterProfileConfigMap(p *profiles.Profile, objs []*manifest.Manifest) (*manifest.Manifest, error) {
-	level, component := 3, "config-operator"
+	level, comp := 3, "config-operator"
 	for _, m := range objs {
 		if m.GVK.Group == "" && m.GVK.Kind == "Namespace" && m.Obj.GetName() == profiles.ConfigMapNamespace {
 			if l, c, ok := payload.ParseFileName(m.OriginalFilename); ok {
-				level, component = l, c
+				level, comp = l, c
 			}
 			break
 		}
 	}
-	file := fmt.Sprintf("%s/0000_%02d_%s_99_cluster-profile.yaml", GeneratedDir, level, component)
+	file := fmt.Sprintf("%s/0000_%02d_%s_99_cluster-profile.yaml", component.GeneratedDir, level, comp)
 	labels := map[string]any{}
 	keys := make([]string, 0, len(p.Labels))
 	for k := range p.Labels {
@@ -71,7 +67,7 @@ func clusterProfileConfigMap(p *profiles.Profile, objs []*manifest.Manifest) (*m
 	if err := m.Manifest.UnmarshalJSON(raw); err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
-	m.OriginalFilename = file[len(GeneratedDir)+1:]
+	m.OriginalFilename = file[len(component.GeneratedDir)+1:]
 	m.Raw = nil // not kept (see manifest.Manifest)
 	return m, nil
 }

@@ -22,10 +22,29 @@ import (
 // ExtraDir prefixes the File of every extra manifest.
 const ExtraDir = "extra"
 
-// DefaultHooks returns the render hooks of the payload's components, in the
-// order they run.
-func DefaultHooks() []component.Hook {
-	return []component.Hook{ingress.Hook{}, nodetuning.Hook{}, platformoperators.Hook{}}
+// Components configure the payload's components. The zero value is each
+// component's default.
+type Components struct {
+	// HyperShiftNaming names the ConfigMaps node tuning writes on a hosted
+	// control plane (--hypershift-naming); "" is nodetuning.NamingSeed.
+	HyperShiftNaming nodetuning.Naming
+	// BundleDeploymentShape is the API version of the BundleDeployments
+	// the platform operators manager writes (--bundle-deployment-shape);
+	// "" is platformoperators.ShapeV1Alpha2.
+	BundleDeploymentShape platformoperators.Shape
+	// Catalog is the file-based operator catalog the platform operators
+	// manager picks bundles from (--catalog), or nil.
+	Catalog fs.FS
+}
+
+// DefaultHooks returns the render hooks of the payload's components,
+// configured by c, in the order they run.
+func DefaultHooks(c Components) []component.Hook {
+	return []component.Hook{
+		ingress.Hook{},
+		nodetuning.Hook{Naming: c.HyperShiftNaming},
+		platformoperators.Hook{Catalog: c.Catalog, Shape: c.BundleDeploymentShape},
+	}
 }
 
 // LoadExtraManifests reads the .yaml, .yml and .json files at the top of

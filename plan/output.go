@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/payload-apply/payload-apply/lib/diff"
 	"github.com/payload-apply/payload-apply/lib/manifest"
 	"github.com/payload-apply/payload-apply/lib/overlay"
 	"github.com/payload-apply/payload-apply/payload"
@@ -221,4 +222,16 @@ func (p *Plan) WriteDir(dir string) ([]string, error) {
 		written = append(written, target)
 	}
 	return written, nil
+}
+
+// DiffObjects returns the plan's objects as lib/diff compares them, each
+// placed by its run level and component (RunLevel -1 and no component for
+// a file name that does not parse).
+func (p *Plan) DiffObjects() []diff.Object {
+	out := make([]diff.Object, len(p.Objects))
+	for i, m := range p.Objects {
+		level, comp, _ := payload.ParseFileName(m.OriginalFilename)
+		out[i] = diff.Object{Obj: m.Obj, File: m.Position(), RunLevel: level, Component: comp}
+	}
+	return out
 }

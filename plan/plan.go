@@ -3,7 +3,6 @@ package plan
 import (
 	"context"
 	"io/fs"
-	"strings"
 
 	configv1 "github.com/openshift/api/config/v1"
 	"github.com/openshift/api/features"
@@ -80,12 +79,12 @@ type Options struct {
 	// ExtraManifests is a directory of admin manifests (--extra-manifests),
 	// or nil. They are not filtered by inclusion annotations.
 	ExtraManifests fs.FS
-	// Catalog is a file-based operator catalog (--catalog), or nil.
-	Catalog fs.FS
-	// Hooks are the component render hooks, run in order. Nil: DefaultHooks().
+	// Components configure the payload's components (the hooks of
+	// DefaultHooks) when Hooks is nil.
+	Components Components
+	// Hooks are the component render hooks, run in order. Nil:
+	// DefaultHooks(Components).
 	Hooks []component.Hook
-	// Settings are component options by key (see component.Input.Settings).
-	Settings map[string]string
 }
 
 // Plan is the outcome of Build.
@@ -190,7 +189,7 @@ func Build(ctx context.Context, opts Options) (*Plan, error) {
 	}
 	hooks := opts.Hooks
 	if hooks == nil {
-		hooks = DefaultHooks()
+		hooks = DefaultHooks(opts.Components)
 	}
 	version := ""
 	if r.payload.Release != nil {
@@ -205,8 +204,6 @@ func Build(ctx context.Context, opts Options) (*Plan, error) {
 		FeatureSet:         FeatureSetLabel(r.featureSet),
 		FeatureGates:       r.selector.FeatureGates,
 		ReleaseVersion:     version,
-		Catalog:            opts.Catalog,
-		Settings:           opts.Settings,
 	}
 	final, findings, steps, err := runHooks(ctx, hooks, in)
 	if err != nil {
@@ -340,15 +337,8 @@ func selector(opts Options, chain []string, gateProfile features.ClusterProfileN
 	if fgGates != nil {
 		// The FeatureGate object's list, with explicit gates on top.
 		gates = fgGates
-		if _, err := payload.EnabledFeatureGates(major, gateProfile, configv1.CustomNoUpgrade, opts.FeatureGates); err != nil {
+		if err := payload.OverrideFeatureGates(gates, opts.FeatureGates); err != nil {
 			return "", nil, err
-		}
-		for _, g := range opts.FeatureGates {
-			if name, off := strings.CutPrefix(strings.TrimSpace(g), "-"); off {
-				gates.Delete(name)
-			} else if name != "" {
-				gates.Insert(strings.TrimPrefix(name, "+"))
-			}
 		}
 	} else if gates, err = payload.EnabledFeatureGates(major, gateProfile, featureSet, opts.FeatureGates); err != nil {
 		return "", nil, err

@@ -430,7 +430,7 @@ func (h stepHook) Render(context.Context, *component.Input) (*component.Output, 
 // leave them out.
 func TestBuildPlacesSteps(t *testing.T) {
 	profileCM := manifest.ID{Kind: "ConfigMap", Namespace: "openshift-config", Name: "cluster-profile"}
-	hooks := append(DefaultHooks(), stepHook{file: "generated/0000_03_config-operator_99_zz.step", after: []manifest.ID{profileCM}})
+	hooks := append(DefaultHooks(Components{}), stepHook{file: "generated/0000_03_config-operator_99_zz.step", after: []manifest.ID{profileCM}})
 	p, err := Build(context.Background(), Options{Hooks: hooks})
 	if err != nil {
 		t.Fatal(err)

@@ -34,4 +34,7 @@
 // cluster (Resolve takes the cluster-profile ConfigMap's data from its
 // caller), does no logging, and imports only apimachinery, openshift/api
 // and sigs.k8s.io/yaml.
+//
+// May import: nothing.
+// Cluster I/O: none.
 package profiles

@@ -57,12 +57,12 @@ func FuzzMerge(f *testing.F) {
 			return
 		}
 		parentCopy, childCopy := copyValue(parent), copyValue(child)
-		base, err := SpecRules.Merge([]Layer{{File: "parent.yaml", Name: "parent", Fields: parent}})
+		base, err := SpecRules().Merge([]Layer{{File: "parent.yaml", Name: "parent", Fields: parent}})
 		if err != nil {
 			return
 		}
 		layers := []Layer{{File: "parent.yaml", Name: "parent", Fields: parent}, {File: "child.yaml", Name: "child", Fields: child}}
-		merged, err := SpecRules.Merge(layers)
+		merged, err := SpecRules().Merge(layers)
 		if !reflect.DeepEqual(parent, parentCopy) || !reflect.DeepEqual(child, childCopy) {
 			t.Fatal("Merge changed its inputs")
 		}
@@ -85,7 +85,7 @@ func FuzzMerge(f *testing.F) {
 				t.Fatalf("inherited overlays changed:\n%v\nbecame\n%v", was, now)
 			}
 		}
-		again, err := SpecRules.Merge(append(layers, Layer{File: "child.yaml", Name: "child", Fields: child}))
+		again, err := SpecRules().Merge(append(layers, Layer{File: "child.yaml", Name: "child", Fields: child}))
 		if err != nil {
 			t.Fatalf("merging the child again: %v", err)
 		}

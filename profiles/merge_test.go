@@ -131,7 +131,7 @@ volumeTypes:
 `
 
 func TestRulesMerge(t *testing.T) {
-	profileRules := SpecRules
+	profileRules := SpecRules()
 	tests := []struct {
 		name    string
 		rules   Rules
@@ -323,7 +323,7 @@ labels: {tier: dev, team: core, owner: me}
 }
 
 func TestRulesMergeProtectedErrorType(t *testing.T) {
-	_, err := SpecRules.Merge([]Layer{
+	_, err := SpecRules().Merge([]Layer{
 		{File: "parent.yaml", Name: `profile "p"`, Fields: map[string]any{"featureGateProfile": "SelfManaged"}},
 		{File: "child.yaml", Name: `profile "c"`, Fields: map[string]any{"featureGateProfile": "Hypershift"}},
 	})
@@ -332,7 +332,7 @@ func TestRulesMergeProtectedErrorType(t *testing.T) {
 		t.Fatalf("got %v, want a *ProtectedError", err)
 	}
 	want := &ProtectedError{File: "child.yaml", Name: `profile "c"`, Path: "spec.featureGateProfile", SetBy: "parent.yaml",
-		Reason: SpecRules.Protected["featureGateProfile"], Was: "SelfManaged", Want: "Hypershift"}
+		Reason: SpecRules().Protected["featureGateProfile"], Was: "SelfManaged", Want: "Hypershift"}
 	if diff := cmp.Diff(want, pe); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/openshift/api/features"
 )
 
-// SpecRules are the merge rules of a profile's spec. Overlays merge by name;
+// SpecRules returns the merge rules of a profile's spec. Overlays merge by name;
 // labels and defaultTopology merge by key; description and the topology
 // facts are the child's when it sets them. Protected, with the reason each
 // one gives:
@@ -20,14 +20,16 @@ import (
 //     self-managed one or back.
 //   - overlays[]: a derived profile gets everything its parent gets, so it
 //     may append overlays but not change or redirect an inherited one.
-var SpecRules = Rules{
-	Root:     "spec",
-	ListKeys: map[string]string{"overlays": "name"},
-	Protected: map[string]string{
-		"featureGateProfile": "the ancestors' manifests were selected for its feature gates",
-		"hypershift":         "the ancestors' manifests and overlays are written for one kind of control plane",
-		"overlays[]":         "a derived profile may append overlays but not change inherited ones",
-	},
+func SpecRules() Rules {
+	return Rules{
+		Root:     "spec",
+		ListKeys: map[string]string{"overlays": "name"},
+		Protected: map[string]string{
+			"featureGateProfile": "the ancestors' manifests were selected for its feature gates",
+			"hypershift":         "the ancestors' manifests and overlays are written for one kind of control plane",
+			"overlays[]":         "a derived profile may append overlays but not change inherited ones",
+		},
+	}
 }
 
 // Profile is a profile with its ancestors merged in: what the rest of the
@@ -122,7 +124,7 @@ func (s *Set) merge(name string) (*Profile, error) {
 		layers[len(chain)-1-i] = Layer{File: d.File, Name: fmt.Sprintf("profile %q", d.Metadata.Name), Fields: d.fields}
 		names[i] = d.Metadata.Name
 	}
-	merged, err := SpecRules.Merge(layers)
+	merged, err := SpecRules().Merge(layers)
 	if err != nil {
 		return nil, err
 	}

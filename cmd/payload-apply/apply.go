@@ -3,22 +3,15 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"os/signal"
 	"runtime/debug"
-	"sort"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/klog/v2"
 
-	"github.com/payload-apply/payload-apply/lib/manifest"
-	"github.com/payload-apply/payload-apply/lib/requests"
-	"github.com/payload-apply/payload-apply/lib/resourceapply"
+	"github.com/payload-apply/payload-apply/clustersync"
 	"github.com/payload-apply/payload-apply/payload"
 	"github.com/payload-apply/payload-apply/plan"
 )
@@ -130,7 +123,7 @@ credentials were refused or lack a permission (forbidden, unauthorized);
 130 interrupted by SIGINT or SIGTERM.`,
 		flags: func(fs *pflag.FlagSet) runner {
 			o := &applyOptions{}
-			fs.IntVar(&o.parallelism, "parallelism", 32, "task graph nodes applied at once, and staged objects applied at once")
+			fs.IntVar(&o.parallelism, "parallelism", clustersync.DefaultParallelism, "task graph nodes applied at once, and staged objects applied at once")
 			fs.BoolVar(&o.wait, "wait", false, "wait until the applied objects are ready (ClusterOperators available with their versions)")
 			fs.DurationVar(&o.timeout, "timeout", 30*time.Minute, "give up after this long (apply and wait together)")
 			fs.StringVar(&o.dryRun, "dry-run", "none", `"server": send every write as a server-side dry run; "none": apply`)
@@ -199,123 +192,46 @@ func (o *applyOptions) Run(parent context.Context, s IOStreams) error {
 		debug.SetGCPercent(applyGCPercent)
 	}
 	start := time.Now()
-	// ctx ends on SIGINT or SIGTERM (parent) or the timeout: no task starts
-	// after that. work, which the tasks' requests use, ends on the
-	// timeout, or interruptGrace after an interrupt, or on a second one:
-	// the objects in flight get the chance to finish.
+	// The timeout covers connecting and planning too.
 	ctx, cancel := context.WithTimeout(parent, o.timeout)
 	defer cancel()
-	work, cancelWork := context.WithDeadline(context.WithoutCancel(parent), start.Add(o.timeout))
-	defer cancelWork()
-	logger := klog.FromContext(ctx)
-
 	cfg, err := o.kube.restConfig(ctx, s)
 	if err != nil {
 		return err
 	}
 	prog := newProgress(s, o.output == "json")
-	cfg.WarningHandler = prog
-	var counter requests.Counter
-	counter.Wrap(cfg)
-	mgr, err := resourceapply.NewManager(cfg, resourceapply.Options{})
-	if err != nil {
-		return err
-	}
-	if err := checkServer(cfg, false); err != nil {
-		return failure(explainConnection(err))
-	}
-	if err := resolveClusterProfile(ctx, mgr, &o.opts, o.selection.fs.Changed("profile")); err != nil {
-		return interruptedEarly(parent, failure(explainConnection(err)))
-	}
-	p, err := plan.Build(ctx, o.opts)
-	if err != nil {
-		return interruptedEarly(parent, err)
-	}
-	logPlan(ctx, p)
-	addPlanSecrets(secretsOf(ctx), p)
-	printFindings(s, p.Findings)
-	objs := p.Unstructured()
-	mgr.ExpectKinds(resourceapply.CRDKinds(objs)...)
-	mgr.ExpectNamespaces(resourceapply.Namespaces(objs)...)
-	mgr.ExpectObjects(objs...)
-
-	prog.setTotal(len(p.Graph.Tasks), p.Graph.StepCount())
-	applyOpts := resourceapply.DefaultApplyOptions()
-	applyOpts.DryRun = o.dryRun == "server"
-	a := &clusterApplier{mgr: mgr, opts: applyOpts, changes: make([]resourceapply.Change, len(p.Graph.Tasks)),
-		reasons: make([]resourceapply.Reason, len(p.Graph.Tasks)), progress: prog, inFlight: map[int]*flight{}, work: work}
-	stopGrace := make(chan struct{})
-	var grace sync.WaitGroup
-	grace.Go(func() { a.graceOnInterrupt(parent, stopGrace, cancelWork, interruptGrace) })
-	// Say which objects take long, and what they wait for.
-	stopTicker := make(chan struct{})
-	var ticker sync.WaitGroup
-	ticker.Go(func() {
-		t := time.NewTicker(slowReport)
-		defer t.Stop()
-		for {
-			select {
-			case <-stopTicker:
-				return
-			case now := <-t.C:
-				if slow := a.slow(now, slowReport); len(slow) > 0 {
-					prog.slow(slow)
-				}
-			}
-		}
+	sess, err := clustersync.Start(ctx, cfg, clustersync.StartOptions{
+		Connect: clustersync.ConnectOptions{Sink: prog, Secrets: secretsOf(ctx)},
+		Plan:    o.opts,
 	})
-	graph := p.Graph
-	if o.order == string(payload.OrderInstall) {
-		graph = payload.InstallOrder(graph)
+	if err != nil {
+		return interruptedEarly(parent, failure(err))
 	}
-	states, runErrs := payload.Run(ctx, graph, a, payload.RunOptions{
+	logPlan(ctx, sess.Plan)
+	printFindings(s, sess.Plan.Findings)
+
+	abort, release := secondSignal(parent)
+	defer release()
+	r := clustersync.Apply(parent, sess, clustersync.ApplyOptions{
 		Parallelism: o.parallelism,
-		Stage:       payload.StageCRDsAndNamespaces,
-		Isolated:    isolated,
-		Observe: func(e payload.Event) {
-			prog.event(e, a.observed(e))
-		},
+		Order:       payload.Order(o.order),
+		DryRun:      o.dryRun == "server",
+		Wait:        o.wait,
+		Timeout:     o.timeout - time.Since(start),
+		Grace:       clustersync.DefaultGrace,
+		Abort:       abort,
+		Sink:        prog,
 	})
-	close(stopTicker)
-	ticker.Wait()
-	close(stopGrace)
-	grace.Wait()
-	logger.V(1).Info("Graph done", "nodes", payload.Summary(states))
-	errs := runErrs
-
-	if o.wait && !applyOpts.DryRun && ctx.Err() == nil {
-		errs = append(errs, a.wait(ctx, p)...)
-	}
-
-	changes, stepChanges := &resourceapply.ChangeSet{}, &resourceapply.ChangeSet{}
-	for i, t := range p.Graph.Tasks {
-		switch {
-		case a.changes[i].Action == "":
-		case t.IsStep():
-			stepChanges.Add(a.changes[i])
-		default:
-			changes.Add(a.changes[i])
-		}
-	}
-	interrupted := parent.Err() != nil
-	if interrupted {
-		// What the interrupt stopped is no failure of its own: it is
-		// counted, not listed.
-		errs = withoutInterrupted(errs)
-	}
 	var lines []string
-	for _, e := range errs {
+	for _, e := range r.Errors {
 		lines = append(lines, errorLines(e)...)
 	}
-	if interrupted {
-		prog.setInterrupted(interruptReport(p.Graph.Tasks, a.changes, a.reasons))
-	}
-	prog.summary(len(errs) == 0 && !interrupted, time.Since(start), changes, stepChanges, counter.Counts(), lines)
-	if interrupted {
-		return &exitError{Code: exitInterrupted, Err: errors.Join(errs...)}
-	}
-	if len(errs) > 0 {
-		return failure(errs...)
+	prog.summary(r, time.Since(start), lines)
+	switch {
+	case r.Interrupted != nil:
+		return &exitError{Code: exitInterrupted, Err: errors.Join(r.Errors...)}
+	case len(r.Errors) > 0:
+		return failure(r.Errors...)
 	}
 	return nil
 }
@@ -326,33 +242,14 @@ func (o *applyOptions) Run(parent context.Context, s IOStreams) error {
 func failure(errs ...error) error {
 	err := errors.Join(errs...)
 	for _, e := range errs {
-		if !credentialsError(e) {
-			continue
+		if clustersync.CredentialsError(e) {
+			return &exitError{Code: exitUsage, Err: err}
 		}
-		return &exitError{Code: exitUsage, Err: err}
 	}
 	return err
 }
 
-// credentialsError reports whether err, or any error joined in it, is
-// Forbidden or Unauthorized.
-func credentialsError(err error) bool {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		for _, e := range j.Unwrap() {
-			if credentialsError(e) {
-				return true
-			}
-		}
-		return false
-	}
-	switch resourceapply.ReasonOf(err) {
-	case resourceapply.ReasonForbidden, resourceapply.ReasonUnauthorized:
-		return true
-	}
-	return false
-}
-
-// interruptedEarly returns err, or when the apply was interrupted (parent
+// interruptedEarly returns err, or when the run was interrupted (parent
 // ended) before it applied anything, an exit with exitInterrupted saying
 // so.
 func interruptedEarly(parent context.Context, err error) error {
@@ -362,297 +259,41 @@ func interruptedEarly(parent context.Context, err error) error {
 	return &exitError{Code: exitInterrupted, Err: errors.New("interrupted before anything was applied")}
 }
 
-// exitInterrupted is apply's exit code after SIGINT or SIGTERM: 128 plus
+// exitInterrupted is the exit code after SIGINT or SIGTERM: 128 plus
 // SIGINT's number, as shells report a command Ctrl-C ended.
 const exitInterrupted = 130
 
-// interruptGrace is how long the objects in flight when apply is
-// interrupted may take to finish before their requests are canceled.
-const interruptGrace = 10 * time.Second
-
-// graceOnInterrupt waits for an interrupt (interrupted ending), tells the
-// user, and calls cancelWork after grace, or at once on a second SIGINT or
-// SIGTERM. It returns when stop is closed.
-func (a *clusterApplier) graceOnInterrupt(interrupted context.Context, stop <-chan struct{}, cancelWork func(), grace time.Duration) {
-	select {
-	case <-stop:
-		return
-	case <-interrupted.Done():
-	}
-	again := make(chan os.Signal, 1)
-	signal.Notify(again, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(again)
-	a.mu.Lock()
-	n := len(a.inFlight)
-	a.mu.Unlock()
-	a.progress.interrupting(n, grace)
-	t := time.NewTimer(grace)
-	defer t.Stop()
-	select {
-	case <-stop:
-	case <-t.C:
-		cancelWork()
-	case <-again:
-		cancelWork()
-	}
+// secondSignal returns a channel that is closed when SIGINT or SIGTERM
+// arrives after parent ended (the first interrupt ends it): the engine then
+// stops the objects in flight at once instead of after its grace. release
+// stops listening.
+func secondSignal(parent context.Context) (abort <-chan struct{}, release func()) {
+	abort, _, release = listenSecondSignal(parent)
+	return abort, release
 }
 
-// interruptCounts is what an interrupted apply did.
-type interruptCounts struct {
-	// Applied objects (created, configured, unchanged, deleted or
-	// skipped), Failed ones (for a reason of their own), Stopped ones
-	// (canceled in flight) and NotStarted ones, of Total.
-	Applied, Failed, Stopped, NotStarted, Total int
-	// Summary counts the applied objects by action ("3 created, 1
-	// unchanged").
-	Summary string
-	// StepsRun of Steps finished (whatever their outcome).
-	StepsRun, Steps int
-}
-
-// String says what was done and what was not: "120 of 604 objects
-// applied (118 created, 2 unchanged); 1 failed; 3 stopped in flight; 480
-// not started; 0 of 1 steps run".
-func (c interruptCounts) String() string {
-	s := fmt.Sprintf("%d of %d objects applied", c.Applied, c.Total)
-	if c.Applied > 0 {
-		s += " (" + c.Summary + ")"
-	}
-	for _, n := range []struct {
-		n    int
-		what string
-	}{{c.Failed, "failed"}, {c.Stopped, "stopped in flight"}, {c.NotStarted, "not started"}} {
-		if n.n > 0 {
-			s += fmt.Sprintf("; %d %s", n.n, n.what)
+// listenSecondSignal is secondSignal; listening is closed once it listens
+// for the second signal. Until then main's signal context catches signals,
+// so none kills the process.
+func listenSecondSignal(parent context.Context) (abort, listening <-chan struct{}, release func()) {
+	ch, ready := make(chan struct{}), make(chan struct{})
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		select {
+		case <-stop:
+			return
+		case <-parent.Done():
 		}
-	}
-	if c.Steps > 0 {
-		s += fmt.Sprintf("; %d of %s run", c.StepsRun, plural(c.Steps, "step"))
-	}
-	return s
-}
-
-// interruptReport counts what an interrupted apply did, from each task's
-// change (Action "": not started) and the reason it failed, if it did.
-func interruptReport(tasks []*payload.Task, changes []resourceapply.Change, reasons []resourceapply.Reason) interruptCounts {
-	var c interruptCounts
-	done := &resourceapply.ChangeSet{}
-	for i, ch := range changes {
-		if tasks[i].IsStep() {
-			c.Steps++
-			if ch.Action != "" {
-				c.StepsRun++
-			}
-			continue
+		again := make(chan os.Signal, 1)
+		signal.Notify(again, os.Interrupt, syscall.SIGTERM)
+		defer signal.Stop(again)
+		close(ready)
+		select {
+		case <-stop:
+		case <-again:
+			close(ch)
 		}
-		c.Total++
-		switch {
-		case ch.Action == "":
-			c.NotStarted++
-		case ch.Action == resourceapply.Failed && reasons[i] == resourceapply.ReasonCanceled:
-			c.Stopped++
-		case ch.Action == resourceapply.Failed:
-			c.Failed++
-		default:
-			c.Applied++
-			done.Add(ch)
-		}
-	}
-	c.Summary = done.Summary()
-	return c
-}
-
-// withoutInterrupted drops the errors that only say the interrupt stopped
-// something: canceled objects, nodes not run or stopped, and nodes skipped
-// because a node they require was stopped (or skipped for that).
-func withoutInterrupted(errs []error) []error {
-	byInterrupt := func(e error) bool {
-		var nr *payload.NotRunError
-		return errors.As(e, &nr) || errors.Is(e, context.Canceled) || resourceapply.ReasonOf(e) == resourceapply.ReasonCanceled
-	}
-	stopped := map[*payload.TaskNode]bool{}
-	for _, e := range errs {
-		var ne *payload.NodeError
-		if errors.As(e, &ne) && byInterrupt(ne.Err) {
-			stopped[ne.Node] = true
-		}
-	}
-	for changed := true; changed; {
-		changed = false
-		for _, e := range errs {
-			var se *payload.SkippedError
-			if errors.As(e, &se) && stopped[se.Because] && !stopped[se.Node] {
-				stopped[se.Node], changed = true, true
-			}
-		}
-	}
-	var out []error
-	for _, e := range errs {
-		var se *payload.SkippedError
-		if byInterrupt(e) || (errors.As(e, &se) && stopped[se.Node]) {
-			continue
-		}
-		out = append(out, e)
-	}
-	return out
-}
-
-// slowReport is how long an object may take before progress names it, and
-// how often it does.
-const slowReport = 5 * time.Second
-
-// isolated reports failures that concern their object alone: its type or
-// its namespace does not exist, so nothing in the payload can depend on it.
-func isolated(err error) bool {
-	switch resourceapply.ReasonOf(err) {
-	case resourceapply.ReasonResourceTypeMissing, resourceapply.ReasonNamespaceMissing:
-		return true
-	}
-	return false
-}
-
-// resolveClusterProfile sets opts.Profile from the cluster's
-// openshift-config/cluster-profile ConfigMap unless --profile was given or
-// --cluster-config names a profile.
-func resolveClusterProfile(ctx context.Context, mgr *resourceapply.Manager, opts *plan.Options, flagSet bool) error {
-	if flagSet || (opts.ClusterConfig != nil && opts.ClusterConfig.Profile != "") {
-		return nil
-	}
-	data, err := clusterProfile(ctx, mgr)
-	if err != nil {
-		return fmt.Errorf("reading the cluster's profile: %w", err)
-	}
-	opts.ClusterProfileData = data
-	return nil
-}
-
-// clusterApplier applies tasks with a resourceapply.Manager and keeps each
-// task's outcome.
-type clusterApplier struct {
-	mgr      *resourceapply.Manager
-	opts     resourceapply.ApplyOptions
-	progress *progress
-
-	mu      sync.Mutex
-	changes []resourceapply.Change // by Task.Index-1
-	// reasons classify the failed tasks' errors, by Task.Index-1.
-	reasons []resourceapply.Reason
-	// inFlight are the tasks being applied, by Task.Index.
-	inFlight map[int]*flight
-	// work, when set, is the context of the requests instead of the one
-	// Apply gets, which ends on an interrupt.
-	work context.Context
-}
-
-// flight is a task being applied: since when, and what it waits for.
-type flight struct {
-	task  *payload.Task
-	start time.Time
-	why   string
-}
-
-// slow returns the tasks in flight for longer than d, oldest first.
-func (a *clusterApplier) slow(now time.Time, d time.Duration) []resourceapply.Pending {
-	a.mu.Lock()
-	var fs []*flight
-	for _, f := range a.inFlight {
-		if now.Sub(f.start) > d {
-			fs = append(fs, f)
-		}
-	}
-	a.mu.Unlock()
-	sort.Slice(fs, func(i, j int) bool { return fs[i].start.Before(fs[j].start) })
-	out := make([]resourceapply.Pending, len(fs))
-	for i, f := range fs {
-		id := manifest.ID{Kind: "step", Name: f.task.Describe()}
-		if f.task.Manifest != nil {
-			id = f.task.Manifest.ID()
-		}
-		out[i] = resourceapply.Pending{Object: id, Message: fmt.Sprintf("%s (%s)", f.why, now.Sub(f.start).Round(time.Second))}
-	}
-	return out
-}
-
-var _ payload.Applier = &clusterApplier{}
-
-// track records t as in flight, doing why, for slow to report, until
-// done is called.
-func (a *clusterApplier) track(t *payload.Task, why string) (f *flight, done func()) {
-	f = &flight{task: t, start: time.Now(), why: why}
-	a.mu.Lock()
-	a.inFlight[t.Index] = f
-	a.mu.Unlock()
-	return f, func() {
-		a.mu.Lock()
-		delete(a.inFlight, t.Index)
-		a.mu.Unlock()
-	}
-}
-
-// Apply applies one object (a Job is then waited on until complete, since
-// it is a barrier), or runs one step.
-func (a *clusterApplier) Apply(ctx context.Context, t *payload.Task) error {
-	if a.work != nil {
-		// Not ctx: an interrupt stops new tasks, not this one (see
-		// graceOnInterrupt).
-		ctx = a.work
-	}
-	if t.IsStep() {
-		return a.runStep(ctx, t)
-	}
-	m := t.Manifest
-	f, done := a.track(t, "applying")
-	defer done()
-	opts := a.opts
-	opts.OnWait = func(_ manifest.ID, why string) {
-		a.mu.Lock()
-		f.why = why
-		a.mu.Unlock()
-	}
-	change, err := a.mgr.Apply(ctx, m.Obj, opts)
-	if err == nil && payload.IsJob(m) && !a.opts.DryRun && change.Action != resourceapply.Deleted {
-		err = a.mgr.Wait(ctx, []*unstructured.Unstructured{m.Obj}, resourceapply.WaitOptions{
-			Interval: time.Second,
-			Progress: func(w resourceapply.WaitProgress) { a.progress.wait("job "+m.ID().String(), w) },
-		})
-		if err != nil {
-			change.Action = resourceapply.Failed
-		}
-	}
-	a.mu.Lock()
-	a.changes[t.Index-1] = change
-	a.reasons[t.Index-1] = resourceapply.ReasonOf(err)
-	a.mu.Unlock()
-	logger := klog.FromContext(ctx)
-	if err != nil {
-		logger.V(2).Info("Failed", "object", m.ID().String(), "file", m.Position(), "runLevel", levelOf(t), "reason", resourceapply.ReasonOf(err), "err", err)
-	} else {
-		logger.V(2).Info(string(change.Action), "object", m.ID().String(), "file", m.Position(), "runLevel", levelOf(t), "message", change.Message)
-	}
-	return err
-}
-
-// observed returns what the task of an event did. A task that ended with
-// an error without being run (a step after an object that failed) is
-// recorded as failed, so that the summary counts it.
-func (a *clusterApplier) observed(e payload.Event) resourceapply.Change {
-	if e.Task == nil {
-		return resourceapply.Change{}
-	}
-	change := a.change(e.Task)
-	if e.Type == payload.EventTaskDone && e.Err != nil && change.Action == "" {
-		change = resourceapply.Change{Action: resourceapply.Failed}
-		a.setChange(e.Task, change)
-	}
-	return change
-}
-
-func (a *clusterApplier) change(t *payload.Task) resourceapply.Change {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.changes[t.Index-1]
-}
-
-func levelOf(t *payload.Task) string {
-	return levelName(t.RunLevel())
+	}()
+	return ch, ready, func() { close(stop); <-done }
 }

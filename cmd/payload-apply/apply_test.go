@@ -8,15 +8,14 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/payload-apply/payload-apply/clustersync"
 	"github.com/payload-apply/payload-apply/lib/manifest"
 	"github.com/payload-apply/payload-apply/lib/resourceapply"
 	"github.com/payload-apply/payload-apply/payload"
@@ -67,8 +66,8 @@ func TestApplyHelpDocumentsTheContract(t *testing.T) {
 	}
 }
 
-// progressRun feeds a progress reporter the events of a small run.
-func progressRun(t *testing.T, p *progress) {
+// progressRun feeds a progress printer the events of a small run.
+func progressRun(t *testing.T, p progress) {
 	t.Helper()
 	ms, err := manifest.Parse("release-manifests/0000_50_x_01.yaml", []byte("apiVersion: v1\nkind: Namespace\nmetadata: {name: ns}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: ns}\n"), manifest.ParseOptions{})
 	if err != nil {
@@ -79,26 +78,25 @@ func progressRun(t *testing.T, p *progress) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.setTotal(len(g.Tasks), 1)
-	p.HandleWarningHeader(299, "", "deprecated field")
-	p.HandleWarningHeader(299, "", "deprecated field")
-	p.event(payload.Event{Type: payload.EventStageStarted, Total: 1}, resourceapply.Change{})
-	p.event(payload.Event{Type: payload.EventTaskDone, Task: g.Tasks[0], Staged: true, Done: 1, Total: 3},
-		resourceapply.Change{Object: ms[0].ID(), Action: resourceapply.Created})
-	p.event(payload.Event{Type: payload.EventStageDone, Total: 1}, resourceapply.Change{})
-	p.event(payload.Event{Type: payload.EventTaskDone, Task: g.Tasks[1], Done: 2, Total: 3,
-		Err: &resourceapply.ApplyError{Object: ms[1].ID(), Verb: "apply", Reason: resourceapply.ReasonInvalid, Err: errors.New("bad")}},
-		resourceapply.Change{Object: ms[1].ID(), Action: resourceapply.Failed})
-	p.event(payload.Event{Type: payload.EventTaskDone, Task: g.Tasks[2], Done: 3, Total: 3},
-		resourceapply.Change{Action: resourceapply.Configured, Message: "1 write"})
-	p.event(payload.Event{Type: payload.EventRunLevelDone, RunLevel: 50, Level: payload.LevelCount{Tasks: 3, Applied: 2, Failed: 1, Steps: 1}, Done: 3, Total: 3}, resourceapply.Change{})
-	p.rerun("x/status", resourceapply.StepResult{Step: "x/status", Action: resourceapply.Unchanged}, nil, nil)
-	p.rerun("x/status", resourceapply.StepResult{Step: "x/status", Action: resourceapply.Configured, Writes: 2}, nil, nil)
-	p.wait("applied objects", resourceapply.WaitProgress{Ready: 0, Total: 1, Pending: []resourceapply.Pending{{Object: ms[0].ID(), Message: "Terminating"}}})
-	cs, steps := &resourceapply.ChangeSet{}, &resourceapply.ChangeSet{}
-	cs.Add(resourceapply.Change{Action: resourceapply.Created}, resourceapply.Change{Action: resourceapply.Failed})
-	steps.Add(resourceapply.Change{Action: resourceapply.Configured})
-	p.summary(false, 1500*time.Millisecond, cs, steps, map[string]int64{"GET": 2, "LIST": 1, "PATCH": 2}, []string{"ConfigMap/ns/c: apply: invalid: bad"})
+	p.Event(clustersync.Planned{Tasks: len(g.Tasks), Steps: 1})
+	p.Event(clustersync.Warning{Text: "deprecated field"})
+	p.Event(clustersync.StageStarted{Total: 1})
+	p.Event(clustersync.TaskDone{Task: g.Tasks[0], Staged: true, Done: 1, Total: 3,
+		Change: resourceapply.Change{Object: ms[0].ID(), Action: resourceapply.Created}})
+	p.Event(clustersync.StageDone{Done: 1, Total: 1})
+	p.Event(clustersync.TaskDone{Task: g.Tasks[1], Done: 2, Total: 3,
+		Err:    &resourceapply.ApplyError{Object: ms[1].ID(), Verb: "apply", Reason: resourceapply.ReasonInvalid, Err: errors.New("bad")},
+		Change: resourceapply.Change{Object: ms[1].ID(), Action: resourceapply.Failed}})
+	p.Event(clustersync.TaskDone{Task: g.Tasks[2], Done: 3, Total: 3,
+		Change: resourceapply.Change{Action: resourceapply.Configured, Message: "1 write"}})
+	p.Event(clustersync.RunLevelDone{RunLevel: 50, Level: payload.LevelCount{Tasks: 3, Applied: 2, Failed: 1, Steps: 1}, Done: 3, Total: 3})
+	p.Event(clustersync.StepRerun{Name: "x/status", Result: resourceapply.StepResult{Step: "x/status", Action: resourceapply.Configured, Writes: 2}})
+	p.Event(clustersync.Waiting{What: "applied objects", Progress: resourceapply.WaitProgress{Ready: 0, Total: 1, Pending: []resourceapply.Pending{{Object: ms[0].ID(), Message: "Terminating"}}}})
+	r := &clustersync.ApplyReport{Objects: &resourceapply.ChangeSet{}, Steps: &resourceapply.ChangeSet{},
+		Requests: map[string]int64{"GET": 2, "LIST": 1, "PATCH": 2}, Errors: []error{errors.New("x")}}
+	r.Objects.Add(resourceapply.Change{Action: resourceapply.Created}, resourceapply.Change{Action: resourceapply.Failed})
+	r.Steps.Add(resourceapply.Change{Action: resourceapply.Configured})
+	p.summary(r, 1500*time.Millisecond, []string{"ConfigMap/ns/c: apply: invalid: bad"})
 }
 
 // namedStep is a payload.Step for tests.
@@ -106,57 +104,9 @@ type namedStep string
 
 func (s namedStep) Name() string { return string(s) }
 
-func TestDryRunMissing(t *testing.T) {
-	ms, err := manifest.Parse("0000_05_x_01.yaml", []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: ns}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b, namespace: ns}\n"), manifest.ParseOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := payload.NewTaskGraph([]*manifest.Manifest{&ms[0], &ms[1]},
-		payload.GraphOptions{Steps: []payload.StepPlacement{{Step: namedStep("x/s"), File: "generated/0000_05_x_02.step", After: []manifest.ID{ms[0].ID(), ms[1].ID()}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		name string
-		a, b resourceapply.Change
-		want string
-	}{
-		{"both exist", resourceapply.Change{Action: resourceapply.Unchanged, DryRun: true}, resourceapply.Change{Action: resourceapply.Configured, DryRun: true}, ""},
-		{"create-only exists", resourceapply.Change{Action: resourceapply.Skipped, Message: "create-only: exists", DryRun: true}, resourceapply.Change{Action: resourceapply.Unchanged, DryRun: true}, ""},
-		{"one would be created", resourceapply.Change{Action: resourceapply.Unchanged, DryRun: true}, resourceapply.Change{Action: resourceapply.Created, DryRun: true},
-			"dry run: it runs after ConfigMap/ns/b, which this apply would create"},
-		{"one's namespace would be created", resourceapply.Change{Action: resourceapply.Skipped, Message: "dry run: namespace ns would be created by this apply", DryRun: true}, resourceapply.Change{},
-			"dry run: it runs after ConfigMap/ns/a, which this apply would create"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			a := &clusterApplier{changes: []resourceapply.Change{tc.a, tc.b, {}}}
-			if got := a.dryRunMissing(g.Tasks[2]); got != tc.want {
-				t.Errorf("dryRunMissing = %q, want %q", got, tc.want)
-			}
-		})
-	}
-}
-
-func TestWithReleaseVersion(t *testing.T) {
-	ms, err := manifest.Parse("co.yaml", []byte("apiVersion: config.openshift.io/v1\nkind: ClusterOperator\nmetadata: {name: x}\nstatus:\n  versions:\n  - {name: operator, version: 0.0.1-snapshot}\n  - {name: operand, version: 1.2.3}\n"), manifest.ParseOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := withReleaseVersion(ms[0].Obj, "4.22.0")
-	versions, _, _ := unstructured.NestedSlice(got.Object, "status", "versions")
-	want := []any{map[string]any{"name": "operator", "version": "4.22.0"}, map[string]any{"name": "operand", "version": "1.2.3"}}
-	if diff := cmp.Diff(want, versions); diff != "" {
-		t.Errorf("versions (-want +got):\n%s", diff)
-	}
-	if orig, _, _ := unstructured.NestedSlice(ms[0].Obj.Object, "status", "versions"); orig[0].(map[string]any)["version"] != "0.0.1-snapshot" {
-		t.Error("the manifest was changed")
-	}
-}
-
 func TestProgressText(t *testing.T) {
 	var out, errOut bytes.Buffer
-	p := newProgress(IOStreams{Out: &out, ErrOut: &errOut}, false)
-	progressRun(t, p)
+	progressRun(t, newTextProgress(IOStreams{Out: &out, ErrOut: &errOut}))
 	want := `warning: deprecated field
 stage: 1 CustomResourceDefinitions and Namespaces first
 stage: done, 1 of 3 done (33%)
@@ -177,7 +127,7 @@ applied 1 of 2 objects and ran 1 of 1 step in 1.5s: 1 created, 1 failed; steps: 
 
 func TestProgressJSON(t *testing.T) {
 	var out, errOut bytes.Buffer
-	p := newProgress(IOStreams{Out: &out, ErrOut: &errOut}, true)
+	p := newJSONProgress(IOStreams{Out: &out, ErrOut: &errOut})
 	p.now = func() time.Time { return time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC) }
 	progressRun(t, p)
 	var got []map[string]any
@@ -246,64 +196,15 @@ func TestSetHTTP2HealthCheck(t *testing.T) {
 	}
 }
 
-func TestInterruptReport(t *testing.T) {
-	ch := func(a resourceapply.Action) resourceapply.Change { return resourceapply.Change{Action: a} }
-	changes := []resourceapply.Change{ch(resourceapply.Created), ch(resourceapply.Created), ch(resourceapply.Unchanged),
-		ch(resourceapply.Failed), ch(resourceapply.Failed), {}, {}, {}}
-	reasons := []resourceapply.Reason{"", "", "", resourceapply.ReasonInvalid, resourceapply.ReasonCanceled, "", "", ""}
-	var tasks []*payload.Task
-	for range changes {
-		tasks = append(tasks, &payload.Task{})
-	}
-	// Two steps: one ran, one did not.
-	tasks = append(tasks, &payload.Task{Step: namedStep("x/ran")}, &payload.Task{Step: namedStep("x/not-run")})
-	changes = append(changes, ch(resourceapply.Configured), resourceapply.Change{})
-	reasons = append(reasons, "", "")
-	c := interruptReport(tasks, changes, reasons)
-	want := interruptCounts{Applied: 3, Failed: 1, Stopped: 1, NotStarted: 3, Total: 8, Summary: "2 created, 1 unchanged", StepsRun: 1, Steps: 2}
-	if diff := cmp.Diff(want, c); diff != "" {
-		t.Errorf("counts (-want +got):\n%s", diff)
-	}
-	if got, want := c.String(), "3 of 8 objects applied (2 created, 1 unchanged); 1 failed; 1 stopped in flight; 3 not started; 1 of 2 steps run"; got != want {
-		t.Errorf("String() = %q, want %q", got, want)
-	}
-	if got, want := interruptReport(tasks[:2], make([]resourceapply.Change, 2), make([]resourceapply.Reason, 2)).String(), "0 of 2 objects applied; 2 not started"; got != want {
-		t.Errorf("String() = %q, want %q", got, want)
-	}
-}
-
-func TestWithoutInterrupted(t *testing.T) {
-	invalid := &resourceapply.ApplyError{Verb: "apply", Reason: resourceapply.ReasonInvalid, Err: errors.New("bad")}
-	canceled := &resourceapply.ApplyError{Verb: "get", Reason: resourceapply.ReasonCanceled, Err: context.Canceled}
-	errs := []error{
-		invalid,
-		&payload.TaskError{Err: canceled},
-		&payload.NotRunError{Err: context.Canceled},
-		fmt.Errorf("node: %w", context.Canceled),
-	}
-	a, b, c, d, e := &payload.TaskNode{Index: 0}, &payload.TaskNode{Index: 1}, &payload.TaskNode{Index: 2}, &payload.TaskNode{Index: 3}, &payload.TaskNode{Index: 4}
-	failed := &payload.NodeError{Node: e, Err: &payload.TaskError{Err: invalid}}
-	skippedForFailure := &payload.SkippedError{Node: d, Because: e}
-	errs = append(errs,
-		&payload.SkippedError{Node: c, Because: b}, // b was skipped because a was stopped
-		&payload.NodeError{Node: a, Err: &payload.TaskError{Err: canceled}},
-		&payload.SkippedError{Node: b, Because: a},
-		failed, skippedForFailure)
-	got := withoutInterrupted(errs)
-	if diff := cmp.Diff([]error{invalid, failed, skippedForFailure}, got, cmp.Comparer(func(x, y error) bool { return x == y })); diff != "" {
-		t.Errorf("withoutInterrupted (-want +got):\n%s", diff)
-	}
-}
-
 func TestProgressInterrupted(t *testing.T) {
 	for _, jsonOut := range []bool{false, true} {
 		var out, errOut bytes.Buffer
 		p := newProgress(IOStreams{Out: &out, ErrOut: &errOut}, jsonOut)
-		p.setTotal(8, 0)
-		p.interrupting(2, 10*time.Second)
-		p.setInterrupted(interruptCounts{Applied: 3, Stopped: 1, NotStarted: 4, Total: 8, Summary: "3 created"})
-		cs := &resourceapply.ChangeSet{}
-		p.summary(false, time.Second, cs, &resourceapply.ChangeSet{}, map[string]int64{"GET": 1, "PATCH": 1}, nil)
+		p.Event(clustersync.Planned{Tasks: 8})
+		p.Event(clustersync.Interrupting{InFlight: 2, Grace: 10 * time.Second, Total: 8})
+		r := &clustersync.ApplyReport{Objects: &resourceapply.ChangeSet{}, Steps: &resourceapply.ChangeSet{}, Requests: map[string]int64{"GET": 1, "PATCH": 1},
+			Interrupted: &clustersync.InterruptCounts{Applied: 3, Stopped: 1, NotStarted: 4, Total: 8, Summary: "3 created"}}
+		p.summary(r, time.Second, nil)
 		for _, want := range []string{
 			"interrupted: starting nothing new; waiting up to 10s for 2 objects in flight (interrupt again to stop now)\n",
 			"interrupted: 3 of 8 objects applied (3 created); 1 stopped in flight; 4 not started; run the same command again to finish\n",
@@ -318,114 +219,32 @@ func TestProgressInterrupted(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a bytes.Buffer safe for concurrent use.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// graceRun is graceOnInterrupt running in the background.
-type graceRun struct {
-	interrupt func()
-	canceled  <-chan struct{} // closed when the work is canceled
-	stop      chan struct{}
-	done      chan struct{}
-	errOut    *lockedBuffer
-}
-
-func startGrace(t *testing.T, grace time.Duration) *graceRun {
-	t.Helper()
-	r := &graceRun{stop: make(chan struct{}), done: make(chan struct{}), errOut: &lockedBuffer{}}
-	a := &clusterApplier{progress: newProgress(IOStreams{ErrOut: r.errOut}, false), inFlight: map[int]*flight{1: {}}}
-	interrupted, interrupt := context.WithCancel(context.Background())
-	t.Cleanup(interrupt)
-	work, cancelWork := context.WithCancel(context.Background())
-	t.Cleanup(cancelWork)
-	r.interrupt, r.canceled = interrupt, work.Done()
-	go func() {
-		defer close(r.done)
-		a.graceOnInterrupt(interrupted, r.stop, cancelWork, grace)
-	}()
-	return r
-}
-
-// told waits until graceOnInterrupt has said it was interrupted, by which
-// time it listens for a second signal.
-func (r *graceRun) told() {
-	for !strings.Contains(r.errOut.String(), "interrupted") {
-		time.Sleep(time.Millisecond)
-	}
-}
-
-func (r *graceRun) end() {
-	close(r.stop)
-	<-r.done
-}
-
-func (r *graceRun) wasCanceled() bool {
-	select {
-	case <-r.canceled:
-		return true
-	default:
-		return false
-	}
-}
-
-func TestGraceOnInterrupt(t *testing.T) {
-	t.Run("no interrupt", func(t *testing.T) {
-		r := startGrace(t, time.Millisecond)
-		r.end()
-		if r.wasCanceled() || r.errOut.String() != "" {
-			t.Errorf("canceled %v, stderr %q without an interrupt", r.wasCanceled(), r.errOut.String())
-		}
-	})
-	t.Run("the grace ends", func(t *testing.T) {
-		r := startGrace(t, 50*time.Millisecond)
-		r.interrupt()
+// TestSecondSignal: after the first interrupt (parent ended), a SIGINT
+// closes the abort channel the engine cuts its grace short on.
+func TestSecondSignal(t *testing.T) {
+	t.Run("released before any interrupt", func(t *testing.T) {
+		abort, release := secondSignal(context.Background())
+		release()
 		select {
-		case <-r.canceled:
-		case <-time.After(10 * time.Second):
-			t.Fatal("work not canceled after the grace")
-		}
-		r.end()
-		if want := "interrupted: starting nothing new; waiting up to 50ms for 1 objects in flight"; !strings.Contains(r.errOut.String(), want) {
-			t.Errorf("stderr lacks %q: %q", want, r.errOut.String())
+		case <-abort:
+			t.Error("aborted without a signal")
+		default:
 		}
 	})
-	t.Run("work finishes within the grace", func(t *testing.T) {
-		r := startGrace(t, time.Hour)
-		r.interrupt()
-		r.told()
-		r.end()
-		if r.wasCanceled() {
-			t.Error("work canceled although it finished within the grace")
-		}
-	})
-	t.Run("a second SIGINT cancels at once", func(t *testing.T) {
-		r := startGrace(t, time.Hour)
-		r.interrupt()
-		r.told()
+	t.Run("a second SIGINT aborts", func(t *testing.T) {
+		parent, interrupt := context.WithCancel(context.Background())
+		abort, listening, release := listenSecondSignal(parent)
+		defer release()
+		interrupt()
+		<-listening
 		if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
 			t.Fatal(err)
 		}
 		select {
-		case <-r.canceled:
+		case <-abort:
 		case <-time.After(10 * time.Second):
-			t.Fatal("work not canceled by a second SIGINT")
+			t.Fatal("not aborted by a second SIGINT")
 		}
-		r.end()
 	})
 }
 
@@ -439,36 +258,6 @@ func TestInterruptedEarly(t *testing.T) {
 	var ee *exitError
 	if got := interruptedEarly(ctx, err); !errors.As(got, &ee) || ee.Code != exitInterrupted || ee.Error() != "interrupted before anything was applied" {
 		t.Errorf("interrupted: %v", got)
-	}
-}
-
-func TestObservedStepNotRun(t *testing.T) {
-	ms, err := manifest.Parse("0000_05_x_01.yaml", []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: ns}\n"), manifest.ParseOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := payload.NewTaskGraph([]*manifest.Manifest{&ms[0]},
-		payload.GraphOptions{Steps: []payload.StepPlacement{{Step: namedStep("x/s"), File: "generated/0000_05_x_02.step", After: []manifest.ID{ms[0].ID()}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := &clusterApplier{changes: []resourceapply.Change{{Action: resourceapply.Failed}, {}}}
-	notRun := &payload.AfterFailedError{Step: g.Tasks[1], Failed: g.Tasks[0]}
-	for _, tc := range []struct {
-		name string
-		e    payload.Event
-		want resourceapply.Action
-	}{
-		{"no task", payload.Event{Type: payload.EventStageStarted}, ""},
-		{"object applied before", payload.Event{Type: payload.EventTaskDone, Task: g.Tasks[0], Err: errors.New("bad")}, resourceapply.Failed},
-		{"step not run", payload.Event{Type: payload.EventTaskDone, Task: g.Tasks[1], Err: notRun}, resourceapply.Failed},
-	} {
-		if got := a.observed(tc.e).Action; got != tc.want {
-			t.Errorf("%s: action %q, want %q", tc.name, got, tc.want)
-		}
-	}
-	if got := a.changes[1].Action; got != resourceapply.Failed {
-		t.Errorf("the step's change is %q, want it recorded as Failed", got)
 	}
 }
 

@@ -78,7 +78,7 @@ func TestBuildRealPayloadRendersTheSame(t *testing.T) {
 
 func TestBuildDigestStable(t *testing.T) {
 	src := smallPayload(t)
-	for _, format := range image.Formats {
+	for _, format := range image.Formats() {
 		t.Run(string(format), func(t *testing.T) {
 			var digests []string
 			for i := 0; i < 2; i++ {

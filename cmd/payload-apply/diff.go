@@ -7,15 +7,12 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
-	"sync"
 
 	"github.com/spf13/pflag"
-	"k8s.io/klog/v2"
 
+	"github.com/payload-apply/payload-apply/clustersync"
 	"github.com/payload-apply/payload-apply/lib/diff"
-	"github.com/payload-apply/payload-apply/lib/requests"
 	"github.com/payload-apply/payload-apply/lib/resourceapply"
-	"github.com/payload-apply/payload-apply/payload"
 	"github.com/payload-apply/payload-apply/plan"
 )
 
@@ -177,7 +174,7 @@ func (o *diffOptions) Run(ctx context.Context, s IOStreams) error {
 	if err != nil {
 		return fail(err)
 	}
-	r, err := diff.Compare(diffObjects(a), diffObjects(b), diff.Options{KeepStatus: true})
+	r, err := diff.Compare(a.DiffObjects(), b.DiffObjects(), diff.Options{KeepStatus: true})
 	if err != nil {
 		return fail(err)
 	}
@@ -227,73 +224,23 @@ func (o *diffOptions) runLive(ctx context.Context, s IOStreams) error {
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(liveMemoryLimit))
 	}
 	fail := func(err error) error { return &exitError{Code: exitUsage, Err: err} }
-	logger := klog.FromContext(ctx)
 	cfg, err := o.kube.restConfig(ctx, s)
 	if err != nil {
 		return fail(err)
 	}
-	cfg.WarningHandler = &warnOnce{w: s.ErrOut, seen: map[string]bool{}}
-	var counter requests.Counter
-	counter.Wrap(cfg)
-	mgr, err := resourceapply.NewManager(cfg, resourceapply.Options{})
+	sess, err := clustersync.Start(ctx, cfg, clustersync.StartOptions{
+		Connect: clustersync.ConnectOptions{Strict: true, Sink: warningPrinter{s.ErrOut}, Secrets: secretsOf(ctx)},
+		Plan:    o.a,
+	})
 	if err != nil {
 		return fail(err)
 	}
-	if err := checkServer(cfg, true); err != nil {
-		return fail(explainConnection(err))
-	}
-	if err := resolveClusterProfile(ctx, mgr, &o.a, o.selection.fs.Changed("profile")); err != nil {
-		return fail(err)
-	}
-	p, err := plan.Build(ctx, o.a)
+	logPlan(ctx, sess.Plan)
+	r, err := clustersync.Diff(ctx, sess, clustersync.DiffOptions{Parallelism: o.parallelism})
 	if err != nil {
 		return fail(err)
 	}
-	logPlan(ctx, p)
-	addPlanSecrets(secretsOf(ctx), p)
-	objs := p.Unstructured()
-	opts := resourceapply.DefaultDiffOptions()
-	opts.Parallelism = o.parallelism
-	previews, _ := mgr.DiffAll(ctx, objs, opts)
-	placed := diffObjects(p)
-	var live, merged []diff.Object
-	var failures []error
-	for i, pv := range previews {
-		m := p.Objects[i]
-		if pv.Err != nil {
-			failures = append(failures, fmt.Errorf("%s: %w", m.Position(), pv.Err))
-			logger.V(2).Info("Failed", "object", m.ID().String(), "file", m.Position(), "reason", resourceapply.ReasonOf(pv.Err), "err", pv.Err)
-			continue
-		}
-		logger.V(2).Info(string(pv.Action), "object", m.ID().String(), "file", m.Position(), "asGiven", pv.AsGiven, "message", pv.Message)
-		if pv.Live != nil {
-			o := placed[i]
-			o.Obj = pv.Live
-			live = append(live, o)
-		}
-		if pv.Merged != nil {
-			o := placed[i]
-			o.Obj = pv.Merged
-			merged = append(merged, o)
-		}
-	}
-	logger.V(1).Info("Requests", "reads", counter.Reads(), "writes", counter.Writes(), "byVerb", counter.Counts())
-	r, err := diff.Compare(live, merged, diff.Options{})
-	if err != nil {
-		return fail(err)
-	}
-	return o.write(s, r, failures)
-}
-
-// diffObjects turns a plan's objects into diff inputs placed by run level
-// and component.
-func diffObjects(p *plan.Plan) []diff.Object {
-	out := make([]diff.Object, len(p.Objects))
-	for i, m := range p.Objects {
-		level, comp, _ := payload.ParseFileName(m.OriginalFilename)
-		out[i] = diff.Object{Obj: m.Obj, File: m.Position(), RunLevel: level, Component: comp}
-	}
-	return out
+	return o.write(s, r.Result, r.Failures)
 }
 
 // useColor reports whether stdout is a terminal and NO_COLOR is unset.
@@ -309,24 +256,13 @@ func useColor(s IOStreams) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// warnOnce prints each distinct warning of the API server once on stderr
-// (client-go's rest.WarningHandler): dry runs meet the same deprecation
-// many times.
-type warnOnce struct {
-	mu   sync.Mutex
-	w    io.Writer
-	seen map[string]bool
-}
+// warningPrinter prints the server's warnings on stderr (the engine
+// gives each distinct one once).
+type warningPrinter struct{ w io.Writer }
 
-func (h *warnOnce) HandleWarningHeader(code int, agent string, text string) {
-	if code != 299 || text == "" {
-		return
+// Event prints Warning events and ignores the others.
+func (p warningPrinter) Event(e clustersync.Event) {
+	if w, ok := e.(clustersync.Warning); ok {
+		fmt.Fprintf(p.w, "warning: %s\n", w.Text)
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.seen[text] {
-		return
-	}
-	h.seen[text] = true
-	fmt.Fprintf(h.w, "warning: %s\n", text)
 }

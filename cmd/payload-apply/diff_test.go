@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/payload-apply/payload-apply/clustersync"
 )
 
 func TestDiffLiveUsage(t *testing.T) {
@@ -47,13 +49,11 @@ func TestDiffHelpNamesBothModes(t *testing.T) {
 	}
 }
 
-func TestWarnOnce(t *testing.T) {
+func TestWarningPrinter(t *testing.T) {
 	var b bytes.Buffer
-	h := &warnOnce{w: &b, seen: map[string]bool{}}
-	h.HandleWarningHeader(299, "-", "use control-plane")
-	h.HandleWarningHeader(299, "-", "use control-plane")
-	h.HandleWarningHeader(299, "-", "")
-	h.HandleWarningHeader(199, "-", "other code")
+	p := warningPrinter{&b}
+	p.Event(clustersync.Warning{Text: "use control-plane"})
+	p.Event(clustersync.Planned{Tasks: 3})
 	if got, want := b.String(), "warning: use control-plane\n"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}

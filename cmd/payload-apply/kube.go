@@ -7,15 +7,10 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/payload-apply/payload-apply/clustersync"
 	"github.com/spf13/pflag"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/klog/v2"
-
-	"github.com/payload-apply/payload-apply/lib/resourceapply"
 )
 
 // Client rate limits for bulk apply: a payload is hundreds of objects, each
@@ -105,7 +100,7 @@ func (k *kubeFlags) restConfig(ctx context.Context, s IOStreams) (*rest.Config, 
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig: %w", err)
 	}
-	addCredentials(secretsOf(ctx), cfg)
+	clustersync.AddCredentials(secretsOf(ctx), cfg)
 	if cfg.Insecure {
 		fmt.Fprintf(s.ErrOut, "warning: TLS certificate verification of the API server %s is disabled (%s): the connection is not authenticated, and the credentials and payload sent over it may be read or changed by anyone in between\n",
 			cfg.Host, k.insecureSource(cc))
@@ -137,41 +132,6 @@ func (k *kubeFlags) insecureSource(cc clientcmd.ClientConfig) string {
 	return fmt.Sprintf("insecure-skip-tls-verify: true for cluster %q in the kubeconfig", cluster)
 }
 
-// checkServer asks the server its version (GET /version), the run's first
-// request, and fails when the server's certificate cannot be verified or
-// the credentials are refused: one clear error before anything starts.
-// Other failures (the server restarting) are left to the retries of the
-// requests that follow, unless strict: a command that only reads (diff)
-// fails at once on any of them instead of every object retrying and failing
-// on its own.
-func checkServer(cfg *rest.Config, strict bool) error {
-	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
-	if err != nil {
-		return fmt.Errorf("client: %w", err)
-	}
-	if _, err = dc.ServerVersion(); err == nil {
-		return nil
-	}
-	switch r := resourceapply.Classify(err); r {
-	case resourceapply.ReasonCertificate, resourceapply.ReasonUnauthorized:
-		return fmt.Errorf("connecting to the API server %s: %s: %w", cfg.Host, r.Text(), err)
-	}
-	if strict {
-		return fmt.Errorf("cannot reach the cluster at %s: %w", cfg.Host, err)
-	}
-	return nil
-}
-
-// explainConnection adds what to do to an error that says the server's
-// certificate could not be verified.
-func explainConnection(err error) error {
-	if err == nil || resourceapply.ReasonOf(err) != resourceapply.ReasonCertificate {
-		return err
-	}
-	return fmt.Errorf("%w: the API server's certificate could not be verified with the certificate authority of the kubeconfig's cluster "+
-		"(certificate-authority or certificate-authority-data); give the right one, or pass --insecure-skip-tls-verify to skip verification (insecure)", err)
-}
-
 // The environment variables of client-go's HTTP/2 health check: a
 // connection that received nothing for HTTP2_READ_IDLE_TIMEOUT_SECONDS is
 // pinged, and closed when the ping is not answered within
@@ -196,24 +156,4 @@ func setHTTP2HealthCheck(requestTimeout time.Duration, getenv func(string) strin
 			_ = setenv(name, strconv.Itoa(secs))
 		}
 	}
-}
-
-// The ConfigMap a cluster names its profile in: openshift-config/cluster-profile,
-// key "profile".
-const (
-	clusterProfileNamespace = "openshift-config"
-	clusterProfileName      = "cluster-profile"
-	clusterProfileKey       = "profile"
-)
-
-// clusterProfile returns the profile the cluster's
-// openshift-config/cluster-profile ConfigMap names, "" when there is none.
-func clusterProfile(ctx context.Context, mgr *resourceapply.Manager) (map[string]string, error) {
-	cm, err := mgr.Get(ctx, schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, clusterProfileNamespace, clusterProfileName, resourceapply.DefaultRetryOptions())
-	if err != nil || cm == nil {
-		return nil, err
-	}
-	data, _, _ := unstructured.NestedStringMap(cm.Object, "data")
-	klog.FromContext(ctx).V(1).Info("Cluster profile", "configMap", clusterProfileNamespace+"/"+clusterProfileName, "profile", data[clusterProfileKey])
-	return data, nil
 }

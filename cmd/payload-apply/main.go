@@ -1,5 +1,8 @@
 // Command payload-apply loads, selects, renders, validates and applies
 // OpenShift release payloads. Run `payload-apply help` for the commands.
+//
+// May import: clustersync, components/..., lib/..., payload, plan,
+// profiles.
 package main
 
 import (

@@ -7,11 +7,9 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
 	"github.com/payload-apply/payload-apply/lib/redact"
-	"github.com/payload-apply/payload-apply/plan"
 )
 
 // The secrets rule (docs/reliability.md, "Security"): bearer tokens,
@@ -70,29 +68,6 @@ func osFile(w io.Writer) (*os.File, bool) {
 			w = t.Underlying()
 		default:
 			return nil, false
-		}
-	}
-}
-
-// addCredentials adds the secrets of a client configuration: bearer token
-// (and the token file's content), password, client key.
-func addCredentials(v *redact.Values, cfg *rest.Config) {
-	v.Add(cfg.BearerToken, cfg.Password, string(cfg.KeyData))
-	for _, f := range []string{cfg.BearerTokenFile, cfg.KeyFile} {
-		if f == "" {
-			continue
-		}
-		if b, err := os.ReadFile(f); err == nil {
-			v.Add(string(b))
-		}
-	}
-}
-
-// addPlanSecrets adds the data and stringData values of the plan's Secrets.
-func addPlanSecrets(v *redact.Values, p *plan.Plan) {
-	for _, m := range p.Objects {
-		if m.GVK.Group == "" && m.GVK.Kind == "Secret" {
-			v.AddSecret(m.Obj.Object)
 		}
 	}
 }

@@ -144,7 +144,7 @@ func (f *selectionFlags) options() (plan.Options, error) {
 	if err != nil {
 		return opts, usageErrorf("--hypershift-naming %q: want %s or %s", f.hypershiftNaming, nodetuning.NamingSeed, nodetuning.NamingUpstream)
 	}
-	opts.Settings = map[string]string{nodetuning.SettingNaming: string(naming)}
+	opts.Components.HyperShiftNaming = naming
 	if f.payload != "" {
 		fsys, err := payloadFS(f.payload)
 		if err != nil {
@@ -171,17 +171,13 @@ func (f *selectionFlags) options() (plan.Options, error) {
 		if err := checkDir("--catalog", f.catalog); err != nil {
 			return opts, err
 		}
-		opts.Catalog = rootFS(f.catalog)
+		opts.Components.Catalog = rootFS(f.catalog)
 	}
-	if _, err := platformoperators.ParseShape(f.bundleDeploymentShape); err != nil {
+	shape, err := platformoperators.ParseShape(f.bundleDeploymentShape)
+	if err != nil {
 		return opts, usageErrorf("--bundle-deployment-shape: %v", err)
 	}
-	if f.fs.Changed("bundle-deployment-shape") {
-		if opts.Settings == nil {
-			opts.Settings = map[string]string{}
-		}
-		opts.Settings[platformoperators.SettingShape] = f.bundleDeploymentShape
-	}
+	opts.Components.BundleDeploymentShape = shape
 	if f.featureGateManifest != "" {
 		data, err := readFlagFile(f.featureGateManifest)
 		if err != nil {

@@ -7,10 +7,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	configv1 "github.com/openshift/api/config/v1"
 	"github.com/spf13/pflag"
-	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/payload-apply/payload-apply/clustersync"
 	"github.com/payload-apply/payload-apply/lib/resourceapply"
 	"github.com/payload-apply/payload-apply/plan"
 )
@@ -100,50 +99,19 @@ func (o *statusOptions) Run(ctx context.Context, s IOStreams) error {
 	if err != nil {
 		return err
 	}
-	mgr, err := resourceapply.NewManager(cfg, resourceapply.Options{})
+	sess, err := clustersync.Start(ctx, cfg, clustersync.StartOptions{
+		Connect: clustersync.ConnectOptions{Sink: warningPrinter{s.ErrOut}, Secrets: secretsOf(ctx)},
+		Plan:    o.opts,
+	})
 	if err != nil {
-		return err
+		return failure(err)
 	}
-	if err := checkServer(cfg, false); err != nil {
-		return failure(explainConnection(err))
-	}
-	if err := resolveClusterProfile(ctx, mgr, &o.opts, o.selection.fs.Changed("profile")); err != nil {
-		return failure(explainConnection(err))
-	}
-	p, err := plan.Build(ctx, o.opts)
+	logPlan(ctx, sess.Plan)
+	rep, err := clustersync.Status(ctx, sess)
 	if err != nil {
-		return err
+		return failure(err)
 	}
-	logPlan(ctx, p)
-	addPlanSecrets(secretsOf(ctx), p)
-	version := ""
-	if p.Payload.Release != nil {
-		version = p.Payload.Release.Version
-	}
-	var ops []resourceapply.OperatorState
-	for _, m := range p.Objects {
-		if m.GVK.Group != configv1.GroupName || m.GVK.Kind != "ClusterOperator" || m.IsDelete() {
-			continue
-		}
-		var want configv1.ClusterOperator
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m.Obj.Object, &want); err != nil {
-			return fmt.Errorf("%s: %s: %w", m.Position(), m.ID(), err)
-		}
-		live, err := mgr.Get(ctx, m.GVK, "", m.Obj.GetName(), resourceapply.DefaultRetryOptions())
-		if err != nil && !resourceapply.IsResourceTypeMissing(err) {
-			return failure(err)
-		}
-		var got *configv1.ClusterOperator
-		if live != nil {
-			got = &configv1.ClusterOperator{}
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(live.Object, got); err != nil {
-				return fmt.Errorf("%s: %w", m.ID(), err)
-			}
-		}
-		ops = append(ops, resourceapply.OperatorStatus(&want, got))
-	}
-	st := resourceapply.Aggregate(version, ops)
-
+	st, ops := rep.Cluster, rep.Operators
 	if o.output == "json" {
 		out := jsonStatus{ClusterStatus: st, Operators: []jsonOperator{}}
 		for _, op := range ops {

@@ -13,4 +13,7 @@
 //
 // The package imports lib/component, lib/manifest, apimachinery and
 // openshift/api; only step.go talks to a cluster, through component.Cluster.
+//
+// May import: lib/component, lib/manifest.
+// Cluster I/O: none.
 package ingress

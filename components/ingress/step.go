@@ -36,11 +36,7 @@ func (s *PlacementStep) Rules() []rbacv1.PolicyRule {
 
 // Run reads Ingress/cluster and merge-patches its status when it differs.
 func (s *PlacementStep) Run(ctx context.Context, c *component.Cluster) error {
-	ref := &unstructured.Unstructured{}
-	ref.SetAPIVersion("config.openshift.io/v1")
-	ref.SetKind("Ingress")
-	ref.SetName("cluster")
-	client, err := c.Resource(ref)
+	client, err := c.Resource(configv1.GroupVersion.WithKind("Ingress"), "")
 	if err != nil {
 		return fmt.Errorf("Ingress/cluster: %w", err)
 	}
@@ -56,10 +52,7 @@ func (s *PlacementStep) Run(ctx context.Context, c *component.Cluster) error {
 	if err != nil {
 		return err
 	}
-	opts := metav1.PatchOptions{FieldManager: c.FieldManager}
-	if c.DryRun {
-		opts.DryRun = []string{metav1.DryRunAll}
-	}
+	opts := metav1.PatchOptions{FieldManager: c.FieldManager, DryRun: c.DryRunOption()}
 	if _, err := client.Patch(ctx, "cluster", types.MergePatchType, patch, opts, "status"); err != nil {
 		return fmt.Errorf("Ingress/cluster: write status.defaultPlacement %s: %w", s.Placement, err)
 	}

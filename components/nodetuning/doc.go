@@ -28,4 +28,7 @@
 // The package imports lib/component, lib/manifest, apimachinery, k8s.io/utils
 // and client-go's dynamic client (only in the step, only through
 // component.Cluster). It never imports plan or payload.
+//
+// May import: lib/component, lib/manifest.
+// Cluster I/O: none.
 package nodetuning

@@ -24,12 +24,16 @@ func StandaloneFile(profile string) string {
 // PerformanceProfiles among the objects and extra manifests (they stay in
 // the plan) into generated objects; on a hosted control plane it renders
 // the source ConfigMaps into a HostedStep each, placed after its source,
-// with the outputs as the step's preview. Settings[SettingNaming] chooses
-// the hosted naming ("seed", the default, or "upstream"). Invalid profiles
+// with the outputs as the step's preview. Naming chooses the hosted naming
+// (NamingSeed, the default, or NamingUpstream). Invalid profiles
 // fail the plan: every problem is reported as
 // "FILE#DOC: Kind/[namespace/]name: [data.KEY: PerformanceProfile/NAME: ]field problem".
 // The zero value is ready to use.
-type Hook struct{}
+type Hook struct {
+	// Naming names the hosted outputs (--hypershift-naming); "" is
+	// NamingSeed.
+	Naming Naming
+}
 
 var _ component.Hook = Hook{}
 
@@ -37,8 +41,8 @@ var _ component.Hook = Hook{}
 func (Hook) Name() string { return "nodetuning" }
 
 // Render renders every profile of in; see Hook.
-func (Hook) Render(_ context.Context, in *component.Input) (*component.Output, error) {
-	naming, err := ParseNaming(in.Settings[SettingNaming])
+func (h Hook) Render(_ context.Context, in *component.Input) (*component.Output, error) {
+	naming, err := ParseNaming(string(h.Naming))
 	if err != nil {
 		return nil, err
 	}

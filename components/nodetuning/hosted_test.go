@@ -20,8 +20,8 @@ import (
 // renderHosted runs the hook for a hosted control plane.
 func renderHosted(t *testing.T, naming string, extra []*manifest.Manifest) *component.Output {
 	t.Helper()
-	in := &component.Input{Extra: extra, HostedControlPlane: true, Settings: map[string]string{nodetuning.SettingNaming: naming}}
-	out, err := nodetuning.Hook{}.Render(context.Background(), in)
+	in := &component.Input{Extra: extra, HostedControlPlane: true}
+	out, err := nodetuning.Hook{Naming: nodetuning.Naming(naming)}.Render(context.Background(), in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestHostedSourceKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, key := range nodetuning.SourceKeys {
+	for _, key := range nodetuning.SourceKeys() {
 		t.Run(key, func(t *testing.T) {
 			text := strings.Replace(string(base), "  tuning: |", "  "+key+": |", 1)
 			text = strings.Replace(text, "    hypershift.openshift.io/nodePool: nodepool1\n", "", 1)
@@ -217,7 +217,7 @@ func TestPlan(t *testing.T) {
 	})
 
 	t.Run("hosted", func(t *testing.T) {
-		p, err := plan.Build(context.Background(), plan.Options{Profile: "hypershift", Settings: map[string]string{nodetuning.SettingNaming: "seed"},
+		p, err := plan.Build(context.Background(), plan.Options{Profile: "hypershift", Components: plan.Components{HyperShiftNaming: nodetuning.NamingSeed},
 			ExtraManifests: fstest.MapFS{"pp-config.yaml": read("testdata/hosted/pp-config.yaml")}})
 		if err != nil {
 			t.Fatal(err)

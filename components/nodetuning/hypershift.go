@@ -42,15 +42,11 @@ const (
 	StatusKey = "status"
 )
 
-// SourceKeys are the data keys a source ConfigMap may hold its profile
+// SourceKeys returns the data keys a source ConfigMap may hold its profile
 // under: "tuning" (what the upstream operator reads), "tuned" (what the seed
 // says the admin writes) and "config" (what the seed says the controller
 // extracts).
-var SourceKeys = []string{"tuning", "tuned", "config"}
-
-// SettingNaming is the component.Input.Settings key of the naming mode
-// (--hypershift-naming).
-const SettingNaming = "nodetuning.hypershift-naming"
+func SourceKeys() []string { return []string{"tuning", "tuned", "config"} }
 
 // Naming chooses the names, labels and data keys of the hosted outputs.
 type Naming string
@@ -66,7 +62,8 @@ const (
 	NamingUpstream Naming = "upstream"
 )
 
-// ParseNaming returns the naming mode a setting names; "" is NamingSeed.
+// ParseNaming returns the naming mode s names (--hypershift-naming); "" is
+// NamingSeed.
 func ParseNaming(s string) (Naming, error) {
 	switch Naming(s) {
 	case "", NamingSeed:
@@ -74,7 +71,7 @@ func ParseNaming(s string) (Naming, error) {
 	case NamingUpstream:
 		return NamingUpstream, nil
 	}
-	return "", fmt.Errorf("%s %q: want %s or %s", SettingNaming, s, NamingSeed, NamingUpstream)
+	return "", fmt.Errorf("hypershift naming %q: want %s or %s", s, NamingSeed, NamingUpstream)
 }
 
 // output is one of the embedded ConfigMaps.
@@ -169,14 +166,14 @@ func ParseSource(cm *manifest.Manifest) (*Source, []error) {
 
 	data, _ := cm.Obj.Object["data"].(map[string]any)
 	var keys []string
-	for _, k := range SourceKeys {
+	for _, k := range SourceKeys() {
 		if _, ok := data[k]; ok {
 			keys = append(keys, k)
 		}
 	}
 	switch len(keys) {
 	case 0:
-		errs = append(errs, fmt.Errorf("data: want the PerformanceProfile under one of the keys %s", strings.Join(SourceKeys, ", ")))
+		errs = append(errs, fmt.Errorf("data: want the PerformanceProfile under one of the keys %s", strings.Join(SourceKeys(), ", ")))
 		return src, errs
 	case 1:
 	default:

@@ -4,24 +4,24 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	rbacv1 "k8s.io/api/rbac/v1"
 	"reflect"
 	"slices"
 	"time"
+
+	rbacv1 "k8s.io/api/rbac/v1"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/yaml"
 
 	"github.com/payload-apply/payload-apply/lib/component"
 )
 
 var (
-	configMaps     = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-	runtimeClasses = schema.GroupVersionResource{Group: "node.k8s.io", Version: "v1", Resource: "runtimeclasses"}
+	configMapKind    = schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+	runtimeClassKind = schema.GroupVersionKind{Group: "node.k8s.io", Version: "v1", Kind: "RuntimeClass"}
 )
 
 // HostedStep writes a hosted profile's outputs at apply time, after the
@@ -48,7 +48,7 @@ var (
 //
 // The step writes what the plan rendered; when the source ConfigMap in the
 // cluster holds a different profile than the plan did, it fails without
-// writing (plan again). It uses only Cluster.Dynamic.
+// writing (plan again). It uses only Cluster.Client.
 type HostedStep struct {
 	hosted *Hosted
 	// Now is the clock of condition transitions; nil: time.Now.
@@ -77,8 +77,15 @@ func (s *HostedStep) Rules() []rbacv1.PolicyRule {
 // Run reconciles the outputs once; see HostedStep.
 func (s *HostedStep) Run(ctx context.Context, c *component.Cluster) error {
 	src := s.hosted.Source
-	cms := c.Dynamic.Resource(configMaps).Namespace(src.Namespace)
-	w := &writer{c: c, cms: cms}
+	cms, err := c.Resource(configMapKind, src.Namespace)
+	if err != nil {
+		return fmt.Errorf("%s: %w", configMapRef(src.Namespace, src.Name), err)
+	}
+	rcs, err := c.Resource(runtimeClassKind, "")
+	if err != nil {
+		return fmt.Errorf("RuntimeClass: %w", err)
+	}
+	w := &writer{c: c, cms: cms, rcs: rcs}
 	live, err := cms.Get(ctx, src.Name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err) && c.DryRun:
@@ -119,7 +126,7 @@ func (s *HostedStep) Run(ctx context.Context, c *component.Cluster) error {
 func (s *HostedStep) finalize(ctx context.Context, w *writer, live *unstructured.Unstructured) error {
 	src := s.hosted.Source
 	rcName := RuntimeClassName(src.Profile.Name)
-	rcs := w.c.Dynamic.Resource(runtimeClasses)
+	rcs := w.rcs
 	rc, err := rcs.Get(ctx, rcName, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
@@ -188,15 +195,11 @@ func withOwner(obj map[string]any, source, uid string) *unstructured.Unstructure
 // writer reads and writes through the step's cluster.
 type writer struct {
 	c   *component.Cluster
-	cms dynamic.ResourceInterface
+	cms component.ResourceClient // ConfigMaps of the source's namespace
+	rcs component.ResourceClient // RuntimeClasses
 }
 
-func (w *writer) dryRun() []string {
-	if w.c.DryRun {
-		return []string{metav1.DryRunAll}
-	}
-	return nil
-}
+func (w *writer) dryRun() []string { return w.c.DryRunOption() }
 
 func (w *writer) createOptions() metav1.CreateOptions {
 	return metav1.CreateOptions{DryRun: w.dryRun(), FieldManager: w.c.FieldManager}
@@ -282,7 +285,7 @@ func configMapUpToDate(live, desired *unstructured.Unstructured) bool {
 func (w *writer) ensureRuntimeClass(ctx context.Context, obj map[string]any) error {
 	desired := (&unstructured.Unstructured{Object: obj}).DeepCopy()
 	ref := "RuntimeClass/" + desired.GetName()
-	rcs := w.c.Dynamic.Resource(runtimeClasses)
+	rcs := w.rcs
 	live, err := rcs.Get(ctx, desired.GetName(), metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):

@@ -346,8 +346,8 @@ data:
 }
 
 func TestNamingSetting(t *testing.T) {
-	_, err := nodetuning.Hook{}.Render(context.Background(), &component.Input{Settings: map[string]string{nodetuning.SettingNaming: "legacy"}})
-	if want := `nodetuning.hypershift-naming "legacy": want seed or upstream`; err == nil || err.Error() != want {
+	_, err := nodetuning.Hook{Naming: "legacy"}.Render(context.Background(), &component.Input{})
+	if want := `hypershift naming "legacy": want seed or upstream`; err == nil || err.Error() != want {
 		t.Errorf("err = %v, want %s", err, want)
 	}
 }

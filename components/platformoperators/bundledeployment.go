@@ -28,7 +28,7 @@ const (
 	RegistryProvisionerV1Alpha1 = "core.rukpak.io/registry"
 )
 
-// ParseShape reads the shape setting: "v1alpha2" or "" (the default) or
+// ParseShape reads a shape (--bundle-deployment-shape): "v1alpha2" or "" (the default) or
 // "v1alpha1".
 func ParseShape(s string) (Shape, error) {
 	switch Shape(s) {

@@ -37,4 +37,7 @@
 // The package imports lib/component, lib/manifest, apimachinery, openshift/api
 // (config types), blang/semver and client-go's dynamic client (only in the
 // step). It never imports plan or payload.
+//
+// May import: lib/component, lib/manifest.
+// Cluster I/O: none.
 package platformoperators

@@ -29,6 +29,7 @@ import (
 	"github.com/payload-apply/payload-apply/components/platformoperators"
 	"github.com/payload-apply/payload-apply/lib/component"
 	"github.com/payload-apply/payload-apply/lib/manifest"
+	"github.com/payload-apply/payload-apply/lib/resourceapply"
 	"github.com/payload-apply/payload-apply/plan"
 	"github.com/payload-apply/payload-apply/test/apiserver"
 )
@@ -57,26 +58,19 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
-	return &env{t: t, cluster: &component.Cluster{Dynamic: dyn, Mapper: mapper, FieldManager: fieldManager}}
+	return &env{t: t, cluster: &component.Cluster{Client: resourceapply.DynamicClient(dyn, mapper), FieldManager: fieldManager}}
 }
 
 // with returns the env for a subtest, so that its failures stop the subtest.
 func (e *env) with(t *testing.T) *env { return &env{t: t, cluster: e.cluster} }
 
-func (e *env) client(gvk schema.GroupVersionKind, namespace string) dynamic.ResourceInterface {
+func (e *env) client(gvk schema.GroupVersionKind, namespace string) component.ResourceClient {
 	e.t.Helper()
-	mapping, err := e.cluster.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	if meta.IsNoMatchError(err) {
-		e.cluster.Mapper.Reset()
-		mapping, err = e.cluster.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	}
+	c, err := e.cluster.Resource(gvk, namespace)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
-		return e.cluster.Dynamic.Resource(mapping.Resource).Namespace(namespace)
-	}
-	return e.cluster.Dynamic.Resource(mapping.Resource)
+	return c
 }
 
 // apply server-side applies a manifest, as the apply engine would.
@@ -115,7 +109,7 @@ func (e *env) waitEstablished(name string) {
 	if err != nil {
 		e.t.Fatalf("CRD %s not established: %v", name, err)
 	}
-	e.cluster.Mapper.Reset()
+	// The client resets its mapper when the new kind has no match yet.
 }
 
 func (e *env) get(gvk schema.GroupVersionKind, namespace, name string) *unstructured.Unstructured {
@@ -227,7 +221,7 @@ func TestPlatformOperatorsE2E(t *testing.T) {
 	p, err := plan.Build(context.Background(), plan.Options{
 		FeatureSet:     "TechPreviewNoUpgrade",
 		ExtraManifests: os.DirFS("testdata/extra"),
-		Catalog:        os.DirFS("testdata/catalog"),
+		Components:     plan.Components{Catalog: os.DirFS("testdata/catalog")},
 	})
 	if err != nil {
 		t.Fatal(err)

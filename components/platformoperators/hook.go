@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"path"
 	"slices"
 	"strings"
@@ -51,7 +52,7 @@ func PlatformOperatorsStepFile(files []string) string {
 //   - checks every PlatformOperator among the extra manifests (they stay in
 //     the plan as the admin wrote them): errors name FILE#DOC, the object
 //     and the field;
-//   - reads the catalog (component.Input.Catalog); with PlatformOperators
+//   - reads the catalog (Catalog); with PlatformOperators
 //     and no catalog the plan fails: there would be nothing to install them
 //     from, and the apply could never finish;
 //   - picks each package's bundle for the release version and previews the
@@ -66,9 +67,15 @@ func PlatformOperatorsStepFile(files []string) string {
 //     StepFile, or after the PlatformOperators at PlatformOperatorsStepFile.
 //
 // When the hook is not active, PlatformOperators among the extra manifests
-// are errors (their CRD is not in the plan). The shape of the
-// BundleDeployments comes from Settings[SettingShape].
-type Hook struct{}
+// are errors (their CRD is not in the plan).
+type Hook struct {
+	// Catalog is the file-based operator catalog (--catalog) the bundles
+	// come from; nil: none.
+	Catalog fs.FS
+	// Shape is the BundleDeployments' API version
+	// (--bundle-deployment-shape); "" is ShapeV1Alpha2.
+	Shape Shape
+}
 
 var _ component.Hook = Hook{}
 
@@ -76,7 +83,7 @@ var _ component.Hook = Hook{}
 func (Hook) Name() string { return "platformoperators" }
 
 // Render implements component.Hook.
-func (Hook) Render(ctx context.Context, in *component.Input) (*component.Output, error) {
+func (h Hook) Render(ctx context.Context, in *component.Input) (*component.Output, error) {
 	type found struct {
 		m  *manifest.Manifest
 		po *PlatformOperator
@@ -118,13 +125,13 @@ func (Hook) Render(ctx context.Context, in *component.Input) (*component.Output,
 		return nil, errors.Join(errs...)
 	}
 
-	shape, err := ParseShape(in.Settings[SettingShape])
+	shape, err := ParseShape(string(h.Shape))
 	if err != nil {
 		errs = append(errs, err)
 	}
 	var cat *Catalog
-	if in.Catalog != nil {
-		if cat, err = LoadCatalog(in.Catalog); err != nil {
+	if h.Catalog != nil {
+		if cat, err = LoadCatalog(h.Catalog); err != nil {
 			errs = append(errs, fmt.Errorf("catalog: %w", err))
 		}
 	} else {

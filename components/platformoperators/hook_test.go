@@ -21,14 +21,14 @@ import (
 )
 
 // techPreview plans the embedded payload with TechPreviewNoUpgrade, the
-// given extra manifests and catalog (nil: none) and settings.
-func techPreview(extra, catalog fstest.MapFS, settings map[string]string) plan.Options {
-	opts := plan.Options{FeatureSet: "TechPreviewNoUpgrade", Settings: settings}
+// given extra manifests and catalog (nil: none) and BundleDeployment shape.
+func techPreview(extra, catalog fstest.MapFS, shape platformoperators.Shape) plan.Options {
+	opts := plan.Options{FeatureSet: "TechPreviewNoUpgrade", Components: plan.Components{BundleDeploymentShape: shape}}
 	if extra != nil {
 		opts.ExtraManifests = extra
 	}
 	if catalog != nil {
-		opts.Catalog = catalog
+		opts.Components.Catalog = catalog
 	}
 	return opts
 }
@@ -55,8 +55,8 @@ func TestRenderBundleDeployments(t *testing.T) {
 			p, err := plan.Build(context.Background(), plan.Options{
 				FeatureSet:     "TechPreviewNoUpgrade",
 				ExtraManifests: os.DirFS("testdata/extra"),
-				Catalog:        os.DirFS("testdata/catalog"),
-				Settings:       map[string]string{platformoperators.SettingShape: shape},
+				Components: plan.Components{Catalog: os.DirFS("testdata/catalog"),
+					BundleDeploymentShape: platformoperators.Shape(shape)},
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -125,7 +125,7 @@ kind: PlatformOperator
 metadata: {name: typo}
 spec: {package: {name: openshift-cert-manager-operatr}}
 `)}}
-	p, err := plan.Build(context.Background(), techPreview(extra, catalog, nil))
+	p, err := plan.Build(context.Background(), techPreview(extra, catalog, ""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,38 +159,38 @@ func TestRenderPlatformOperatorErrors(t *testing.T) {
 	}{
 		{
 			name: "invalid package names",
-			opts: techPreview(fstest.MapFS{"po.yaml": {Data: []byte(po("bad", "Cert_Manager") + "---\n" + po("long", strings.Repeat("x", 57)))}}, catalog, nil),
+			opts: techPreview(fstest.MapFS{"po.yaml": {Data: []byte(po("bad", "Cert_Manager") + "---\n" + po("long", strings.Repeat("x", 57)))}}, catalog, ""),
 			err: `component platformoperators: extra/po.yaml#0: PlatformOperator.platform.openshift.io/bad: spec.package.name "Cert_Manager": must match [a-z0-9]([-a-z0-9]*[a-z0-9])? (lowercase letters, digits and '-', starting and ending with a letter or digit)` + "\n" +
 				`extra/po.yaml#1: PlatformOperator.platform.openshift.io/long: spec.package.name "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx": longer than 56 characters (57)`,
 		},
 		{
 			name: "Default feature set",
-			opts: plan.Options{ExtraManifests: good, Catalog: catalog},
+			opts: plan.Options{ExtraManifests: good, Components: plan.Components{Catalog: catalog}},
 			err:  `component platformoperators: extra/po.yaml#0: PlatformOperator.platform.openshift.io/cert-manager: platform operators need the TechPreviewNoUpgrade feature set and the platform operators manager in the plan (feature set Default, manager not in the plan)`,
 		},
 		{
 			name: "manager excluded by the profile",
-			opts: plan.Options{FeatureSet: "TechPreviewNoUpgrade", Profile: "hypershift", ExtraManifests: good, Catalog: catalog},
+			opts: plan.Options{FeatureSet: "TechPreviewNoUpgrade", Profile: "hypershift", ExtraManifests: good, Components: plan.Components{Catalog: catalog}},
 			err:  `component platformoperators: extra/po.yaml#0: PlatformOperator.platform.openshift.io/cert-manager: platform operators need the TechPreviewNoUpgrade feature set and the platform operators manager in the plan (feature set TechPreviewNoUpgrade, manager not in the plan)`,
 		},
 		{
 			name: "no catalog",
-			opts: techPreview(good, nil, nil),
+			opts: techPreview(good, nil, ""),
 			err:  `component platformoperators: extra/po.yaml#0: PlatformOperator.platform.openshift.io/cert-manager: spec.package.name "openshift-cert-manager-operator": no catalog to source it from (give --catalog DIR)`,
 		},
 		{
 			name: "bad catalog",
-			opts: techPreview(good, fstest.MapFS{"c.yaml": {Data: []byte("schema: olm.bundle\nname: b\npackage: p\n")}}, nil),
+			opts: techPreview(good, fstest.MapFS{"c.yaml": {Data: []byte("schema: olm.bundle\nname: b\npackage: p\n")}}, ""),
 			err:  `component platformoperators: catalog: c.yaml#0: olm.bundle "b": package "p" has no olm.package document`,
 		},
 		{
 			name: "bad shape",
-			opts: techPreview(good, catalog, map[string]string{platformoperators.SettingShape: "v2"}),
+			opts: techPreview(good, catalog, "v2"),
 			err:  `component platformoperators: bundle deployment shape "v2": want v1alpha2 or v1alpha1`,
 		},
 		{
 			name:  "tech preview without PlatformOperators or catalog: the step still keeps the aggregate ClusterOperator",
-			opts:  techPreview(nil, nil, nil),
+			opts:  techPreview(nil, nil, ""),
 			steps: 1,
 		},
 		{

@@ -4,20 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	rbacv1 "k8s.io/api/rbac/v1"
 	"sort"
 	"time"
+
+	rbacv1 "k8s.io/api/rbac/v1"
 
 	configv1 "github.com/openshift/api/config/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/util/retry"
 
 	"github.com/payload-apply/payload-apply/lib/component"
@@ -223,7 +222,7 @@ type reconciler struct {
 	step       *Step
 	c          *component.Cluster
 	shape      Shape
-	bdClient   dynamic.ResourceInterface
+	bdClient   component.ResourceClient
 	bds        map[string]*unstructured.Unstructured
 	claimed    map[string]string // package -> PlatformOperator
 	selections map[string]selectResult
@@ -273,9 +272,7 @@ func (r *reconciler) platformOperator(ctx context.Context, po *PlatformOperator)
 	}
 	obj := &unstructured.Unstructured{Object: BundleDeployment(po, got.sel.Bundle, r.shape)}
 	opts := metav1.CreateOptions{FieldManager: r.c.FieldManager}
-	if r.c.DryRun {
-		opts.DryRun = []string{metav1.DryRunAll}
-	}
+	opts.DryRun = r.c.DryRunOption()
 	created, err := r.bdClient.Create(ctx, obj, opts)
 	switch {
 	case apierrors.IsAlreadyExists(err):
@@ -310,7 +307,7 @@ func bundleDeploymentConditions(bd *unstructured.Unstructured) []metav1.Conditio
 // writePlatformOperatorStatus writes status.conditions and
 // status.activeBundleDeployment of u (other status fields are kept),
 // retrying on conflicts with a fresh copy.
-func writePlatformOperatorStatus(ctx context.Context, c *component.Cluster, client dynamic.ResourceInterface, u *unstructured.Unstructured, st PlatformOperatorStatus) error {
+func writePlatformOperatorStatus(ctx context.Context, c *component.Cluster, client component.ResourceClient, u *unstructured.Unstructured, st PlatformOperatorStatus) error {
 	want, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&st)
 	if err != nil {
 		return err
@@ -403,29 +400,18 @@ func manager(ctx context.Context, c *component.Cluster) (*appsv1.Deployment, err
 	return d, nil
 }
 
-// resource returns the client for gvk through c.Mapper, resetting the
-// mapper once when the kind is not known yet (its CRD just landed).
-func resource(c *component.Cluster, gvk schema.GroupVersionKind, namespace string) (dynamic.ResourceInterface, error) {
-	mapping, err := c.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	if meta.IsNoMatchError(err) {
-		c.Mapper.Reset()
-		mapping, err = c.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	}
+// resource returns the client for gvk in namespace, naming the kind in
+// its error.
+func resource(c *component.Cluster, gvk schema.GroupVersionKind, namespace string) (component.ResourceClient, error) {
+	client, err := c.Resource(gvk, namespace)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", gvk.Kind, err)
 	}
-	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
-		return c.Dynamic.Resource(mapping.Resource).Namespace(namespace), nil
-	}
-	return c.Dynamic.Resource(mapping.Resource), nil
+	return client, nil
 }
 
 func updateOptions(c *component.Cluster) metav1.UpdateOptions {
-	opts := metav1.UpdateOptions{FieldManager: c.FieldManager}
-	if c.DryRun {
-		opts.DryRun = []string{metav1.DryRunAll}
-	}
-	return opts
+	return metav1.UpdateOptions{FieldManager: c.FieldManager, DryRun: c.DryRunOption()}
 }
 
 // groupOf returns the group of an apiVersion ("" for the core group).

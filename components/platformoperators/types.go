@@ -34,10 +34,6 @@ const (
 	PlatformOperatorCRD = "platformoperators." + Group
 	BundleDeploymentCRD = "bundledeployments." + RukpakGroup
 
-	// SettingShape is the component.Input.Settings key for the
-	// BundleDeployment shape (see ParseShape).
-	SettingShape = "platformoperators.shape"
-
 	// AnnotationPackage and AnnotationBundle on a BundleDeployment name the
 	// package and the catalog bundle it installs.
 	AnnotationPackage = Group + "/package"

@@ -5,7 +5,7 @@
 //     parse, select, stage, graph with run levels in series, the default);
 //   - cli-install: the same with --order install (the CVO's install order);
 //   - engine: the same engine in-process with the plan already built
-//     (payload.Run with a resourceapply.Manager, as the command wires it);
+//     (clustersync.Apply, which the command calls);
 //   - kubectl: what a person would script: `kubectl apply --server-side
 //     --force-conflicts` of every CustomResourceDefinition and Namespace,
 //     `kubectl wait --for condition=established crd --all`, then one
@@ -31,6 +31,9 @@
 //
 //	go run ./hack/applybench [-payload ../shared/testdata/ocp-payload] [-rounds 5] [-only cli,kubectl]
 //	go run ./hack/applybench -only reapply [-noops 5] [-base-bin /path/to/old/payload-apply]
+//
+// May import: clustersync, internal/benchstat, lib/manifest, lib/requests,
+// lib/resourceapply, payload, plan, test/apiserver.
 package main
 
 import (
@@ -59,10 +62,10 @@ import (
 	"k8s.io/client-go/restmapper"
 	"sigs.k8s.io/yaml"
 
+	"github.com/payload-apply/payload-apply/clustersync"
 	"github.com/payload-apply/payload-apply/internal/benchstat"
 	"github.com/payload-apply/payload-apply/lib/manifest"
 	"github.com/payload-apply/payload-apply/lib/requests"
-	"github.com/payload-apply/payload-apply/lib/resourceapply"
 	"github.com/payload-apply/payload-apply/payload"
 	"github.com/payload-apply/payload-apply/plan"
 	"github.com/payload-apply/payload-apply/test/apiserver"
@@ -341,37 +344,24 @@ func (b *bench) runCLI(ctx context.Context, s *apiserver.Server, order string) e
 	return nil
 }
 
-// runEngine is what `apply` does after planning, without progress output.
+// runEngine is what `apply` does after planning: the engine
+// (clustersync.Apply) on the plan built once, without progress output.
+// The client's rate limits are the command's (clustersync.Connect keeps
+// them from the configuration).
 func (b *bench) runEngine(ctx context.Context, s *apiserver.Server) error {
 	cfg := s.RESTConfig()
 	cfg.QPS, cfg.Burst = cliQPS, cliBurst
-	mgr, err := resourceapply.NewManager(cfg, resourceapply.Options{})
+	c, err := clustersync.Connect(ctx, cfg, clustersync.ConnectOptions{})
 	if err != nil {
 		return err
 	}
-	objs := make([]*unstructured.Unstructured, len(b.plan.Objects))
-	for i, m := range b.plan.Objects {
-		objs[i] = m.Obj
+	opts := clustersync.DefaultApplyOptions()
+	if b.parallelism > 0 {
+		opts.Parallelism = b.parallelism
 	}
-	mgr.ExpectKinds(resourceapply.CRDKinds(objs)...)
-	mgr.ExpectNamespaces(resourceapply.Namespaces(objs)...)
-	mgr.ExpectObjects(objs...)
-	opts := resourceapply.DefaultApplyOptions()
-	par := b.parallelism
-	if par == 0 {
-		par = 32
-	}
-	payload.Run(ctx, b.plan.Graph, payload.ApplierFunc(func(ctx context.Context, t *payload.Task) error {
-		_, err := mgr.Apply(ctx, t.Manifest.Obj, opts)
-		return err
-	}), payload.RunOptions{
-		Parallelism: par,
-		Stage:       payload.StageCRDsAndNamespaces,
-		Isolated: func(err error) bool {
-			r := resourceapply.ReasonOf(err)
-			return r == resourceapply.ReasonResourceTypeMissing || r == resourceapply.ReasonNamespaceMissing
-		},
-	})
+	// Objects of kinds the payload has no CRD for fail, as for the cli;
+	// that is expected.
+	clustersync.Apply(ctx, &clustersync.Session{Cluster: c, Plan: b.plan}, opts)
 	return nil
 }
 

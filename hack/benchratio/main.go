@@ -8,6 +8,8 @@
 // Usage:
 //
 //	go run ./hack/benchratio -pkg ./plan -bench BenchmarkLoadSelectGraph -a ours -b reference [-rounds 7] [-benchtime 3x]
+//
+// May import: internal/benchstat.
 package main
 
 import (

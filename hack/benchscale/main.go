@@ -15,6 +15,8 @@
 // generate and run). -dir keeps the generated payloads there (reused when
 // present) instead of a temporary directory. Arguments after -- replace the
 // command measured (default: render --list); --payload DIR is appended.
+//
+// May import: internal/genpayload.
 package main
 
 import (

@@ -24,17 +24,22 @@
 //     --field-manager=payload-apply -R -f DIR` of the same objects as apply
 //     sends them (writeKubectlInput), with kubectl from _output/bin and a
 //     warm discovery cache;
+//   - engine: the library the command calls (clustersync.Diff) in this
+//     process, with the plan built once: the live part of cli alone;
 //   - plan: `payload-apply render --list --payload DIR`: the offline part of
 //     cli (parse, select, graph), for scale.
 //
-// Every run of cli and kubectl must exit 1 and show exactly the four
-// objects drifted: two to change, two to create again. The medians and the
+// Every run of cli, engine and kubectl must show exactly the four objects
+// drifted (cli and kubectl exiting 1): two to change, two to create again. The medians and the
 // ratio kubectl/cli are printed as a Markdown table. Absolute times on a
 // shared machine mean little; the ratios do.
 //
 // Usage (from the repository root):
 //
 //	go run ./hack/diffbench [-payload ../shared/testdata/ocp-payload] [-rounds 7] [-parallelism N] [-hold]
+//
+// May import: clustersync, internal/benchstat, lib/diff, lib/manifest,
+// lib/resourceapply, plan, test/apiserver.
 package main
 
 import (
@@ -65,7 +70,9 @@ import (
 	"k8s.io/client-go/restmapper"
 	"sigs.k8s.io/yaml"
 
+	"github.com/payload-apply/payload-apply/clustersync"
 	"github.com/payload-apply/payload-apply/internal/benchstat"
+	"github.com/payload-apply/payload-apply/lib/diff"
 	"github.com/payload-apply/payload-apply/lib/manifest"
 	"github.com/payload-apply/payload-apply/lib/resourceapply"
 	"github.com/payload-apply/payload-apply/plan"
@@ -100,6 +107,9 @@ type bench struct {
 	// sorted; kubectlNames maps kubectl diff's file names to the same.
 	want         []string
 	kubectlNames map[string]string
+	// engine and plan are the in-process contender's cluster and plan.
+	engine *clustersync.Cluster
+	plan   *plan.Plan
 }
 
 func run(payloadDir string, rounds, parallelism int, hold bool) error {
@@ -164,7 +174,11 @@ func run(payloadDir string, rounds, parallelism int, hold bool) error {
 		<-ctx.Done()
 		return nil
 	}
-	contenders := []string{"cli", "kubectl", "plan"}
+	if b.engine, err = clustersync.Connect(ctx, b.server.RESTConfig(), clustersync.ConnectOptions{}); err != nil {
+		return err
+	}
+	b.plan = p
+	contenders := []string{"cli", "engine", "kubectl", "plan"}
 	for _, c := range contenders {
 		d, err := b.once(ctx, c, b.want)
 		if err != nil {
@@ -195,6 +209,9 @@ func run(payloadDir string, rounds, parallelism int, hold bool) error {
 // kubectl, exit 0 when want is empty, else exit 1 showing exactly the
 // objects of want.
 func (b *bench) once(ctx context.Context, c string, want []string) (time.Duration, error) {
+	if c == "engine" {
+		return b.onceEngine(ctx, want)
+	}
 	var cmd *exec.Cmd
 	switch c {
 	case "cli":
@@ -245,6 +262,36 @@ func (b *bench) once(ctx context.Context, c string, want []string) (time.Duratio
 	}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		return 0, fmt.Errorf("objects shown %q, want %q:\n%s", got, want, tail(out.String()))
+	}
+	return d, nil
+}
+
+// onceEngine runs the engine's live diff in this process and checks that
+// it shows exactly want.
+func (b *bench) onceEngine(ctx context.Context, want []string) (time.Duration, error) {
+	start := time.Now()
+	r, err := clustersync.Diff(ctx, &clustersync.Session{Cluster: b.engine, Plan: b.plan}, clustersync.DiffOptions{Parallelism: b.parallelism})
+	d := time.Since(start)
+	if err != nil {
+		return 0, err
+	}
+	if len(r.Failures) > 0 {
+		return 0, errors.Join(r.Failures...)
+	}
+	got := []string{}
+	for _, e := range r.Result.Entries {
+		if e.Action == diff.Unchanged {
+			continue
+		}
+		group := e.ID.Group
+		if group == "" {
+			group = "core"
+		}
+		got = append(got, header(group, e.ID.Kind, e.ID.Namespace, e.ID.Name))
+	}
+	sort.Strings(got)
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		return 0, fmt.Errorf("engine shows %q, want %q", got, want)
 	}
 	return d, nil
 }

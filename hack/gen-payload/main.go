@@ -6,6 +6,8 @@
 // -scale 1 is the size of a release (about 600 files, 11 MB), 10 and 100
 // ten and a hundred times that. The same -seed and -scale give the same
 // bytes. It prints the number of files and bytes written.
+//
+// May import: internal/genpayload.
 package main
 
 import (

@@ -5,6 +5,9 @@
 //
 // It is for those commands (and their tests) only; the command and the
 // libraries never import it. It imports only the standard library.
+//
+// May import: nothing.
+// Cluster I/O: none.
 package benchstat
 
 import (

@@ -10,4 +10,7 @@
 // Output depends only on Options: the same seed and scale give the same
 // bytes. hack/gen-payload is the command; benchmarks and tests import this
 // package. It imports only the standard library.
+//
+// May import: nothing.
+// Cluster I/O: none.
 package genpayload

@@ -5,4 +5,7 @@
 // command or the libraries. It registers the -update flag on the standard
 // flag set when it is imported, so a test package must not define that flag
 // itself. It imports only the standard library and go-cmp.
+//
+// May import: nothing.
+// Cluster I/O: none.
 package golden

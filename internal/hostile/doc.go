@@ -7,4 +7,7 @@
 // command or the libraries. What each test expects of these inputs (the
 // error, the exit code, what must not reach the cluster) stays in the
 // test.
+//
+// May import: nothing.
+// Cluster I/O: none.
 package hostile

@@ -4,4 +4,7 @@
 //
 // It is for tests only: import it from _test.go files, never from the
 // command or the libraries. It imports only the standard library.
+//
+// May import: nothing.
+// Cluster I/O: none.
 package realpayload

@@ -46,6 +46,15 @@ func locate(tb testing.TB) (string, error) {
 	return dir, err
 }
 
+// ModuleRoot returns the module root of the test running: the nearest
+// directory at or above the test's package directory that holds go.mod.
+func ModuleRoot() (string, error) {
+	if startDirErr != nil {
+		return "", startDirErr
+	}
+	return moduleRoot(startDir)
+}
+
 // moduleRoot returns the nearest directory at or above dir that holds go.mod.
 func moduleRoot(dir string) (string, error) {
 	for d := dir; ; {

@@ -3,7 +3,6 @@ package component
 import (
 	"context"
 	"fmt"
-	"io/fs"
 
 	"k8s.io/apimachinery/pkg/util/sets"
 
@@ -40,11 +39,6 @@ type Input struct {
 	FeatureGates sets.Set[string]
 	// ReleaseVersion is the payload's release version ("" when unknown).
 	ReleaseVersion string
-	// Catalog is the file-based operator catalog (--catalog), or nil.
-	Catalog fs.FS
-	// Settings are component options from the command line, by key
-	// (e.g. "nodetuning.hypershift-naming": "upstream").
-	Settings map[string]string
 }
 
 // Profile returns the profile in effect.
@@ -72,7 +66,10 @@ type Output struct {
 	Steps []StepSpec
 }
 
-// GeneratedDir prefixes the File of every object a hook generates.
+// GeneratedDir is the directory of the objects the tool makes itself (not
+// from the payload, not from an overlay): it prefixes the File of every
+// object a hook or the planner generates, as render --output-dir writes
+// them and the FILE column of render --list shows them.
 const GeneratedDir = "generated"
 
 // Generated returns a manifest for an object a hook renders, with its

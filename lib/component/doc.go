@@ -9,7 +9,13 @@
 // finalizers) is a Step, returned by the hook and run by the apply engine as
 // a node of the task graph.
 //
-// The package imports lib/manifest, apimachinery, openshift/api and
-// client-go's dynamic client interface; hooks never talk to a cluster, steps
-// do only through the Cluster they are given.
+// A Step reaches the cluster only through the Cluster it is given, whose
+// Client (an interface over apimachinery types) the apply engine
+// implements in lib/resourceapply: neither this package nor the
+// components import client-go, so planning links no cluster I/O.
+// Components receive their configuration as typed fields of their Hook
+// values (plan.Components), not through the Input.
+//
+// May import: lib/manifest.
+// Cluster I/O: none.
 package component

@@ -4,9 +4,10 @@ import (
 	"context"
 
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/dynamic"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/payload-apply/payload-apply/lib/manifest"
 )
@@ -16,6 +17,10 @@ import (
 // subresource, finalizers, conditions derived from other objects). A Step
 // runs as a node of the task graph after the objects it names in After are
 // applied.
+//
+// A Step reaches the cluster only through the Cluster it is given, whose
+// Client the apply engine implements (lib/resourceapply): components
+// never import client-go, so planning links no cluster I/O.
 type Step interface {
 	// Name identifies the step in progress and errors, e.g. "ingress/default-placement".
 	Name() string
@@ -36,29 +41,55 @@ type RuleStep interface {
 
 // Cluster is what a Step may use. The apply engine builds it.
 type Cluster struct {
-	// Dynamic is a client for any resource.
-	Dynamic dynamic.Interface
-	// Mapper maps kinds to resources; reset it after creating CRDs.
-	Mapper meta.ResettableRESTMapper
-	// FieldManager is the server-side apply field manager to use.
+	// Client reaches the API server's resources.
+	Client Client
+	// FieldManager is the field manager of the step's writes.
 	FieldManager string
 	// DryRun is true for `apply --dry-run=server`: steps must not persist
 	// changes (send dry-run requests, or skip writes and report them).
 	DryRun bool
 }
 
-// Resource returns the dynamic client for obj's kind (namespaced when obj has
-// a namespace), through Mapper.
-func (c *Cluster) Resource(obj *unstructured.Unstructured) (dynamic.ResourceInterface, error) {
-	gvk := obj.GroupVersionKind()
-	mapping, err := c.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	if err != nil {
-		return nil, err
+// Client gives a Step the resources of the API server, one kind at a time.
+type Client interface {
+	// Resource returns the client of objects of kind gvk in namespace:
+	// "" for a cluster-scoped kind, or for every namespace of a namespaced
+	// one. When the server does not serve the kind (yet: a CRD just
+	// created), the error satisfies meta.IsNoMatchError.
+	Resource(gvk schema.GroupVersionKind, namespace string) (ResourceClient, error)
+}
+
+// ResourceClient reads and writes the objects of one kind. Its methods
+// mean what client-go's dynamic.ResourceInterface methods of the same
+// names mean (which implements it); subresources name e.g. "status".
+type ResourceClient interface {
+	Get(ctx context.Context, name string, opts metav1.GetOptions, subresources ...string) (*unstructured.Unstructured, error)
+	List(ctx context.Context, opts metav1.ListOptions) (*unstructured.UnstructuredList, error)
+	Create(ctx context.Context, obj *unstructured.Unstructured, opts metav1.CreateOptions, subresources ...string) (*unstructured.Unstructured, error)
+	Update(ctx context.Context, obj *unstructured.Unstructured, opts metav1.UpdateOptions, subresources ...string) (*unstructured.Unstructured, error)
+	UpdateStatus(ctx context.Context, obj *unstructured.Unstructured, opts metav1.UpdateOptions) (*unstructured.Unstructured, error)
+	Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresources ...string) (*unstructured.Unstructured, error)
+	Apply(ctx context.Context, name string, obj *unstructured.Unstructured, opts metav1.ApplyOptions, subresources ...string) (*unstructured.Unstructured, error)
+	Delete(ctx context.Context, name string, opts metav1.DeleteOptions, subresources ...string) error
+}
+
+// Resource returns the client of gvk in namespace (see Client.Resource).
+func (c *Cluster) Resource(gvk schema.GroupVersionKind, namespace string) (ResourceClient, error) {
+	return c.Client.Resource(gvk, namespace)
+}
+
+// ResourceFor returns the client of obj's kind, in obj's namespace.
+func (c *Cluster) ResourceFor(obj *unstructured.Unstructured) (ResourceClient, error) {
+	return c.Client.Resource(obj.GroupVersionKind(), obj.GetNamespace())
+}
+
+// DryRunOption returns what the DryRun field of a write's options must
+// hold: [metav1.DryRunAll] in a dry run, else nil.
+func (c *Cluster) DryRunOption() []string {
+	if c.DryRun {
+		return []string{metav1.DryRunAll}
 	}
-	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
-		return c.Dynamic.Resource(mapping.Resource).Namespace(obj.GetNamespace()), nil
-	}
-	return c.Dynamic.Resource(mapping.Resource), nil
+	return nil
 }
 
 // StepSpec places a Step in the plan: it runs after every object in After

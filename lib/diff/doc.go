@@ -8,4 +8,7 @@
 // dropped and Secret data is masked, so the output never leaks a secret.
 //
 // The package is pure: it imports lib/manifest, apimachinery and go-udiff.
+//
+// May import: lib/manifest.
+// Cluster I/O: none.
 package diff

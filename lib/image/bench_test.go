@@ -14,7 +14,7 @@ import (
 //	go test ./lib/image -run '^$' -bench . -benchtime 20x
 
 func BenchmarkBuildRealPayload(b *testing.B) {
-	for _, format := range image.Formats {
+	for _, format := range image.Formats() {
 		b.Run(string(format), func(b *testing.B) {
 			src := os.DirFS(realpayload.Dir(b))
 			out := filepath.Join(b.TempDir(), "image")
@@ -33,7 +33,7 @@ func BenchmarkBuildRealPayload(b *testing.B) {
 }
 
 func BenchmarkLoadRealPayload(b *testing.B) {
-	for _, format := range image.Formats {
+	for _, format := range image.Formats() {
 		b.Run(string(format), func(b *testing.B) {
 			img, err := image.Build(os.DirFS(realpayload.Dir(b)), image.BuildOptions{Version: "4.22.0-0.snapshot-2026-08", Format: format})
 			if err != nil {

@@ -53,8 +53,8 @@ const (
 	FormatDockerArchive Format = "docker-archive"
 )
 
-// Formats lists the formats Write knows, for help and validation.
-var Formats = []Format{FormatOCI, FormatDockerArchive}
+// Formats returns the formats Write knows, for help and validation.
+func Formats() []Format { return []Format{FormatOCI, FormatDockerArchive} }
 
 // epoch is every timestamp Build writes: builds are reproducible.
 var epoch = time.Unix(0, 0).UTC()
@@ -261,8 +261,8 @@ func Write(img v1.Image, dst string, opts WriteOptions) error {
 }
 
 func formatList() string {
-	s := make([]string, len(Formats))
-	for i, f := range Formats {
+	s := make([]string, len(Formats()))
+	for i, f := range Formats() {
 		s[i] = string(f)
 	}
 	return strings.Join(s, " or ")

@@ -107,7 +107,7 @@ func TestBuildConfig(t *testing.T) {
 }
 
 func TestBuildReproducible(t *testing.T) {
-	for _, format := range image.Formats {
+	for _, format := range image.Formats() {
 		t.Run(string(format), func(t *testing.T) {
 			var digests, files []string
 			for i := 0; i < 2; i++ {

@@ -18,4 +18,7 @@
 // The package imports go-containerregistry and the standard library only:
 // no client-go, and nothing from this module (the payload model sits above
 // it and reads the result through io/fs).
+//
+// May import: nothing.
+// Cluster I/O: none.
 package image

@@ -107,7 +107,7 @@ func FuzzLoadArchive(f *testing.F) {
 		payload[file.Path] = &fstest.MapFile{Data: file.Data}
 	}
 	opts := image.LoadOptions{MaxFiles: 1000, MaxTotalSize: 4 << 20, MaxFileSize: 64 << 10, MaxPayloadSize: 1 << 20}
-	for _, format := range image.Formats {
+	for _, format := range image.Formats() {
 		img, err := image.Build(payload, image.BuildOptions{Version: "4.22.0", Format: format})
 		if err != nil {
 			f.Fatal(err)

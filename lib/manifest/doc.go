@@ -15,4 +15,7 @@
 // library-go and the YAML and JSON libraries they use (go-yaml v2 and v3,
 // sigs.k8s.io/yaml and sigs.k8s.io/json) only. It performs no I/O beyond what
 // its callers hand it, does no logging and never talks to a cluster.
+//
+// May import: nothing.
+// Cluster I/O: none.
 package manifest

@@ -27,4 +27,7 @@
 // serialised by a package-level mutex (the one piece of package state). The
 // package imports kustomize, apimachinery and lib/manifest; it never talks to
 // a cluster and does no logging.
+//
+// May import: lib/manifest.
+// Cluster I/O: none.
 package overlay

@@ -9,9 +9,11 @@ import (
 	"strings"
 )
 
-// KustomizationFileNames are the names kustomize accepts for a
+// KustomizationFileNames returns the names kustomize accepts for a
 // kustomization file, in the order it looks for them.
-var KustomizationFileNames = []string{"kustomization.yaml", "kustomization.yml", "Kustomization"}
+func KustomizationFileNames() []string {
+	return []string{"kustomization.yaml", "kustomization.yml", "Kustomization"}
+}
 
 // Source is a directory of overlays: each overlay is a subdirectory holding a
 // kustomization file.
@@ -71,7 +73,7 @@ func Find(sources []Source, name, dir string) (*Overlay, error) {
 // fs.ErrNotExist when there is none, or an error when there are several.
 func kustomizationFile(fsys fs.FS, dir string) (string, error) {
 	var names []string
-	for _, n := range KustomizationFileNames {
+	for _, n := range KustomizationFileNames() {
 		if st, err := fs.Stat(fsys, path.Join(dir, n)); err == nil && !st.IsDir() {
 			names = append(names, n)
 		}

@@ -1,6 +1,9 @@
 // Package permissions derives the RBAC ClusterRole that applying a set of
 // manifests needs: the least the apply engine (lib/resourceapply) asks of
 // the API server, kind by kind.
+//
+// May import: lib/manifest.
+// Cluster I/O: none.
 package permissions
 
 import (
@@ -35,13 +38,15 @@ var (
 	rbacVerbs = []string{"bind", "escalate"}
 )
 
-// Always are the rules every apply and status needs whatever the payload:
+// Always returns the rules every apply and status needs whatever the payload:
 // the cluster's profile is read from ConfigMap
 // openshift-config/cluster-profile and written back by the plan (its
 // kind's rule comes from the plan), and status reads ClusterOperators.
-var Always = []rbacv1.PolicyRule{
-	{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"}},
-	{APIGroups: []string{"config.openshift.io"}, Resources: []string{"clusteroperators"}, Verbs: []string{"get", "list"}},
+func Always() []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"}},
+		{APIGroups: []string{"config.openshift.io"}, Resources: []string{"clusteroperators"}, Verbs: []string{"get", "list"}},
+	}
 }
 
 // ClusterRole returns the ClusterRole named name that lets the apply engine
@@ -63,7 +68,7 @@ func ClusterRole(name string, objs []*unstructured.Unstructured, extra ...rbacv1
 			verbs[gr][v] = true
 		}
 	}
-	for _, r := range append(append([]rbacv1.PolicyRule{}, Always...), extra...) {
+	for _, r := range append(Always(), extra...) {
 		for _, g := range r.APIGroups {
 			for _, res := range r.Resources {
 				add(schema.GroupResource{Group: g, Resource: res}, r.Verbs...)

@@ -9,6 +9,9 @@
 // secret strings, in their raw and base64 forms, wherever they appear, so it
 // also covers text that cannot be parsed: an error message echoing a value,
 // a truncated body.
+//
+// May import: nothing.
+// Cluster I/O: none.
 package redact
 
 import (

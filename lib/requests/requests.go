@@ -2,6 +2,8 @@
 // as kube-apiserver would name them: a GET of one object, a LIST or WATCH
 // of a collection, a discovery read, and the writes POST, PUT, PATCH and
 // DELETE.
+//
+// May import: nothing.
 package requests
 
 import (

@@ -43,4 +43,6 @@
 // run with a context logger that stops below client-go's body level (V(8)),
 // so that no verbosity prints Secret data. A Manager is safe for concurrent
 // use.
+//
+// May import: lib/component, lib/manifest, lib/redact.
 package resourceapply

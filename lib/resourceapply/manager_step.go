@@ -89,8 +89,7 @@ func (e *StepError) Unwrap() error { return e.Err }
 func (m *Manager) RunStep(ctx context.Context, s component.Step, opts StepOptions) (StepResult, error) {
 	var writes atomic.Int64
 	c := &component.Cluster{
-		Dynamic:      countingClient{Interface: m.client, writes: &writes},
-		Mapper:       &syncedMapper{m: m},
+		Client:       countingClient{Client: DynamicClient(m.client, &syncedMapper{m: m}), writes: &writes},
 		FieldManager: m.fieldManager,
 		DryRun:       opts.DryRun,
 	}
@@ -166,29 +165,51 @@ func (s *syncedMapper) Reset() {
 	s.m.mapperGen = s.m.crdGen
 }
 
-// countingClient is a dynamic client that counts the write requests that
+// DynamicClient returns the component.Client of a dynamic client: kinds
+// are mapped to resources by mapper, which is reset once when a kind has
+// no match (its CustomResourceDefinition may have just been established).
+func DynamicClient(client dynamic.Interface, mapper meta.ResettableRESTMapper) component.Client {
+	return dynamicClient{client: client, mapper: mapper}
+}
+
+type dynamicClient struct {
+	client dynamic.Interface
+	mapper meta.ResettableRESTMapper
+}
+
+func (d dynamicClient) Resource(gvk schema.GroupVersionKind, namespace string) (component.ResourceClient, error) {
+	mapping, err := d.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if meta.IsNoMatchError(err) {
+		d.mapper.Reset()
+		mapping, err = d.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	}
+	if err != nil {
+		return nil, err
+	}
+	r := d.client.Resource(mapping.Resource)
+	if mapping.Scope.Name() == meta.RESTScopeNameNamespace && namespace != "" {
+		return r.Namespace(namespace), nil
+	}
+	return r, nil
+}
+
+// countingClient counts the write requests of its resources' clients that
 // succeed.
 type countingClient struct {
-	dynamic.Interface
+	component.Client
 	writes *atomic.Int64
 }
 
-func (c countingClient) Resource(gvr schema.GroupVersionResource) dynamic.NamespaceableResourceInterface {
-	r := c.Interface.Resource(gvr)
-	return countingResource{countingNamespaced: countingNamespaced{ResourceInterface: r, writes: c.writes}, r: r}
-}
-
-type countingResource struct {
-	countingNamespaced
-	r dynamic.NamespaceableResourceInterface
-}
-
-func (c countingResource) Namespace(ns string) dynamic.ResourceInterface {
-	return countingNamespaced{ResourceInterface: c.r.Namespace(ns), writes: c.writes}
+func (c countingClient) Resource(gvk schema.GroupVersionKind, namespace string) (component.ResourceClient, error) {
+	r, err := c.Client.Resource(gvk, namespace)
+	if err != nil {
+		return nil, err
+	}
+	return countingNamespaced{ResourceClient: r, writes: c.writes}, nil
 }
 
 type countingNamespaced struct {
-	dynamic.ResourceInterface
+	component.ResourceClient
 	writes *atomic.Int64
 }
 
@@ -199,49 +220,37 @@ func (c countingNamespaced) count(err error) {
 }
 
 func (c countingNamespaced) Create(ctx context.Context, obj *unstructured.Unstructured, opts metav1.CreateOptions, sub ...string) (*unstructured.Unstructured, error) {
-	out, err := c.ResourceInterface.Create(ctx, obj, opts, sub...)
+	out, err := c.ResourceClient.Create(ctx, obj, opts, sub...)
 	c.count(err)
 	return out, err
 }
 
 func (c countingNamespaced) Update(ctx context.Context, obj *unstructured.Unstructured, opts metav1.UpdateOptions, sub ...string) (*unstructured.Unstructured, error) {
-	out, err := c.ResourceInterface.Update(ctx, obj, opts, sub...)
+	out, err := c.ResourceClient.Update(ctx, obj, opts, sub...)
 	c.count(err)
 	return out, err
 }
 
 func (c countingNamespaced) UpdateStatus(ctx context.Context, obj *unstructured.Unstructured, opts metav1.UpdateOptions) (*unstructured.Unstructured, error) {
-	out, err := c.ResourceInterface.UpdateStatus(ctx, obj, opts)
+	out, err := c.ResourceClient.UpdateStatus(ctx, obj, opts)
 	c.count(err)
 	return out, err
 }
 
 func (c countingNamespaced) Delete(ctx context.Context, name string, opts metav1.DeleteOptions, sub ...string) error {
-	err := c.ResourceInterface.Delete(ctx, name, opts, sub...)
-	c.count(err)
-	return err
-}
-
-func (c countingNamespaced) DeleteCollection(ctx context.Context, opts metav1.DeleteOptions, list metav1.ListOptions) error {
-	err := c.ResourceInterface.DeleteCollection(ctx, opts, list)
+	err := c.ResourceClient.Delete(ctx, name, opts, sub...)
 	c.count(err)
 	return err
 }
 
 func (c countingNamespaced) Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, sub ...string) (*unstructured.Unstructured, error) {
-	out, err := c.ResourceInterface.Patch(ctx, name, pt, data, opts, sub...)
+	out, err := c.ResourceClient.Patch(ctx, name, pt, data, opts, sub...)
 	c.count(err)
 	return out, err
 }
 
 func (c countingNamespaced) Apply(ctx context.Context, name string, obj *unstructured.Unstructured, opts metav1.ApplyOptions, sub ...string) (*unstructured.Unstructured, error) {
-	out, err := c.ResourceInterface.Apply(ctx, name, obj, opts, sub...)
-	c.count(err)
-	return out, err
-}
-
-func (c countingNamespaced) ApplyStatus(ctx context.Context, name string, obj *unstructured.Unstructured, opts metav1.ApplyOptions) (*unstructured.Unstructured, error) {
-	out, err := c.ResourceInterface.ApplyStatus(ctx, name, obj, opts)
+	out, err := c.ResourceClient.Apply(ctx, name, obj, opts, sub...)
 	c.count(err)
 	return out, err
 }

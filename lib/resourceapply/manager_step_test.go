@@ -54,7 +54,7 @@ func configMap(name string) *unstructured.Unstructured {
 func TestRunStep(t *testing.T) {
 	// ensure creates ConfigMap ns/x when missing, through the mapper.
 	ensure := func(ctx context.Context, c *component.Cluster) error {
-		ri, err := c.Resource(configMap("x"))
+		ri, err := c.ResourceFor(configMap("x"))
 		if err != nil {
 			return err
 		}
@@ -144,7 +144,7 @@ func TestRunStepCluster(t *testing.T) {
 	var seen *component.Cluster
 	step := funcStep{name: "s", run: func(_ context.Context, c *component.Cluster) error {
 		seen = c
-		_, err := c.Mapper.RESTMapping(schema.GroupKind{Kind: "ConfigMap"}, "v1")
+		_, err := c.Resource(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, "ns")
 		return err
 	}}
 	if _, err := m.RunStep(t.Context(), step, StepOptions{}); err != nil {
@@ -161,9 +161,11 @@ func TestRunStepCluster(t *testing.T) {
 	if !seen.DryRun || mapper.resets != 1 {
 		t.Errorf("dry run %v, %d resets, want 1", seen.DryRun, mapper.resets)
 	}
-	seen.Mapper.Reset()
-	if mapper.resets != 2 {
-		t.Errorf("%d resets after the step's Reset, want 2", mapper.resets)
+	// A kind the server does not serve (yet): the mapper is reset once and
+	// the error says there is no match.
+	_, err := seen.Resource(schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"}, "")
+	if !meta.IsNoMatchError(err) || mapper.resets != 2 {
+		t.Errorf("unknown kind: err %v, %d resets, want a no-match error after 2", err, mapper.resets)
 	}
 }
 

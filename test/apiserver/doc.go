@@ -17,4 +17,6 @@
 // The package owns the processes and the directory they use; it imports the
 // standard library, client-go's rest package and its internal controlplane
 // package, and nothing of payload-apply itself.
+//
+// May import: test/apiserver/internal/....
 package apiserver

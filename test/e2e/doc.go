@@ -4,4 +4,6 @@
 // behind the e2e build tag; the real payload they read lives in the shared
 // checkout beside the project (../shared/testdata/ocp-payload) and they
 // skip without it (they fail under CI=true).
+//
+// May import: nothing.
 package e2e

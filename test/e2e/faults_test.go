@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/payload-apply/payload-apply/internal/realpayload"
 	"github.com/payload-apply/payload-apply/test/apiserver"
 )
 
@@ -186,7 +187,7 @@ func TestFaults(t *testing.T) {
 				r.kubeconfig, r.proxy = f.setup(t, s)
 			}
 			ready := time.Now()
-			args := append([]string{"apply", "--kubeconfig=" + r.kubeconfig, "--payload=" + realPayload, "-o", "json"}, f.args...)
+			args := append([]string{"apply", "--kubeconfig=" + r.kubeconfig, "--payload=" + realpayload.Dir(t), "-o", "json"}, f.args...)
 			r.bg = startCLI(t, t.Context(), args...)
 			injected := f.inject == nil
 			for e := range r.bg.events {
@@ -219,7 +220,7 @@ func TestFaults(t *testing.T) {
 			statuses := writeOperatorStatus(t, c)
 
 			rerun := time.Now()
-			r2 := cli(t, t.Context(), "apply", "--kubeconfig="+s.Kubeconfig, "--payload="+realPayload, "-o", "json")
+			r2 := cli(t, t.Context(), "apply", "--kubeconfig="+s.Kubeconfig, "--payload="+realpayload.Dir(t), "-o", "json")
 			t.Logf("re-run: exit %d in %s; converged %s after the fault run started; %s in all",
 				r2.code, time.Since(rerun).Round(100*time.Millisecond), time.Since(ready).Round(100*time.Millisecond), time.Since(start).Round(100*time.Millisecond))
 			if r2.code != wantCode {

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/payload-apply/payload-apply/internal/realpayload"
 	"github.com/payload-apply/payload-apply/test/apiserver"
 )
 
@@ -33,7 +34,7 @@ func testMain(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	root, err := repoRoot()
+	root, err := realpayload.ModuleRoot()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -47,35 +48,6 @@ func testMain(m *testing.M) int {
 		return 1
 	}
 	return apiserver.Run(m, apiserver.Options{})
-}
-
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return d, nil
-		}
-		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("no go.mod above %s", dir)
-		}
-	}
-}
-
-// realPayload is the real OpenShift payload in the shared checkout.
-const realPayload = "../../../shared/testdata/ocp-payload"
-
-func requireRealPayload(t testing.TB) string {
-	t.Helper()
-	if _, err := os.Stat(filepath.Join(realPayload, "release-manifests")); err != nil {
-		if apiserver.CI() {
-			t.Fatalf("real payload %s is missing: %v", realPayload, err)
-		}
-		t.Skipf("skipping: the real payload %s is not here (%v); it lives in the shared/ checkout beside the project", realPayload, err)
-	}
-	return realPayload
 }
 
 // result is how a run of the command ended.

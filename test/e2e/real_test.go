@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 
+	"github.com/payload-apply/payload-apply/internal/realpayload"
 	"github.com/payload-apply/payload-apply/test/apiserver"
 )
 
@@ -46,7 +47,7 @@ func (p planned) key() string {
 // applies.
 func plannedObjects(t *testing.T) []planned {
 	t.Helper()
-	r := cli(t, t.Context(), "render", "--list", "--payload", requireRealPayload(t))
+	r := cli(t, t.Context(), "render", "--list", "--payload", realpayload.Dir(t))
 	if r.code != 0 {
 		t.Fatalf("render --list: exit %d: %s", r.code, r.stderr)
 	}
@@ -72,7 +73,7 @@ var realRun struct {
 func applyRealToShared(t *testing.T) (*apiserver.Server, result, []event) {
 	t.Helper()
 	s := apiserver.Shared(t)
-	payload := requireRealPayload(t)
+	payload := realpayload.Dir(t)
 	realRun.once.Do(func() {
 		realRun.result = cli(t, context.Background(), "apply", "--kubeconfig="+s.Kubeconfig, "--payload="+payload, "-o", "json")
 		realRun.events = parseEvents(t, realRun.result.stdout)
@@ -281,7 +282,7 @@ func TestApplyRealPayload(t *testing.T) {
 
 	t.Run("a second apply writes nothing", func(t *testing.T) {
 		before := c.resourceVersions(t, objs)
-		r2 := cli(t, t.Context(), "apply", "--kubeconfig="+s.Kubeconfig, "--payload="+realPayload, "-o", "json")
+		r2 := cli(t, t.Context(), "apply", "--kubeconfig="+s.Kubeconfig, "--payload="+realpayload.Dir(t), "-o", "json")
 		ev := parseEvents(t, r2.stdout)
 		sum := summaryOf(t, ev)
 		if sum.Requests.Writes != 0 {
@@ -325,7 +326,7 @@ func TestApplyRealPayload(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		r3 := cli(t, ctx, "apply", "--kubeconfig="+s.Kubeconfig, "--payload="+realPayload, "-o", "json")
+		r3 := cli(t, ctx, "apply", "--kubeconfig="+s.Kubeconfig, "--payload="+realpayload.Dir(t), "-o", "json")
 		ev := parseEvents(t, r3.stdout)
 		sum := summaryOf(t, ev)
 		var writes []string

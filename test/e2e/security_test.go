@@ -32,6 +32,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
+	"github.com/payload-apply/payload-apply/internal/realpayload"
 	"github.com/payload-apply/payload-apply/test/apiserver"
 )
 
@@ -180,7 +181,7 @@ func echoPolicy(t *testing.T, ctx context.Context, kc kubernetes.Interface) {
 // onlyMetadata, only release-metadata and image-references are copied.
 func writePayload(t *testing.T, extra string, onlyMetadata bool) string {
 	t.Helper()
-	root, err := repoRoot()
+	root, err := realpayload.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,6 +32,7 @@ import (
 	"github.com/payload-apply/payload-apply/components/nodetuning"
 	"github.com/payload-apply/payload-apply/lib/component"
 	"github.com/payload-apply/payload-apply/lib/manifest"
+	"github.com/payload-apply/payload-apply/lib/resourceapply"
 	"github.com/payload-apply/payload-apply/test/apiserver"
 )
 
@@ -102,8 +103,7 @@ func newEnv(t *testing.T, ns string) *env {
 	}
 	return &env{
 		cluster: &component.Cluster{
-			Dynamic:      dyn,
-			Mapper:       restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)),
+			Client:       resourceapply.DynamicClient(dyn, restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))),
 			FieldManager: "payload-apply-e2e",
 		},
 		rec:  rec,
@@ -160,9 +160,8 @@ func plan(t *testing.T, naming, source string) component.Step {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := &component.Input{Extra: []*manifest.Manifest{&ms[0]}, HostedControlPlane: true,
-		Settings: map[string]string{nodetuning.SettingNaming: naming}}
-	out, err := nodetuning.Hook{}.Render(t.Context(), in)
+	in := &component.Input{Extra: []*manifest.Manifest{&ms[0]}, HostedControlPlane: true}
+	out, err := nodetuning.Hook{Naming: nodetuning.Naming(naming)}.Render(t.Context(), in)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,4 +8,6 @@
 // kubeconfigs. It finds no binaries itself: the caller passes the directory
 // that hack/test-apiserver.sh build fills. It imports only the standard
 // library, so that the script's launcher compiles quickly.
+//
+// May import: nothing.
 package controlplane

@@ -4,6 +4,8 @@
 //
 //	launch start --bin DIR --dir DIR [--controllers a,b] [-- APISERVER-FLAGS...]
 //	launch stop --dir DIR
+//
+// May import: test/apiserver/internal/controlplane.
 package main
 
 import (

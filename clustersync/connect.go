@@ -1,0 +1,143 @@
+package clustersync
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+
+	"github.com/payload-apply/payload-apply/lib/redact"
+	"github.com/payload-apply/payload-apply/lib/requests"
+	"github.com/payload-apply/payload-apply/lib/resourceapply"
+	"github.com/payload-apply/payload-apply/profiles"
+)
+
+// Cluster is a connection to one API server: the resourceapply.Manager the
+// engine applies, reads and waits with, and the count of its requests by
+// verb. It is safe for concurrent use.
+type Cluster struct {
+	// Config is the client configuration, with the request counter and
+	// the warning handler installed.
+	Config *rest.Config
+	// Manager applies, reads and waits.
+	Manager *resourceapply.Manager
+	// Requests counts every request sent through Config, by verb.
+	Requests *requests.Counter
+
+	warnings *warnings
+}
+
+// ConnectOptions say how Connect talks to the server.
+type ConnectOptions struct {
+	// Strict fails Connect when the server cannot be reached at all (for a
+	// command that only reads, so that every object does not retry and
+	// fail on its own). Otherwise only a certificate that cannot be
+	// verified and refused credentials fail it; other failures (a server
+	// restarting) are left to the retries of the requests that follow.
+	Strict bool
+	// Sink receives the server's warnings (Warning events), each distinct
+	// text once. Nil: they are dropped.
+	Sink Sink
+	// Secrets, when set, gets the credentials of the configuration (bearer
+	// token, password, client key), so that nothing printed shows them.
+	Secrets *redact.Values
+	// Manager are the options of the Manager.
+	Manager resourceapply.Options
+}
+
+// Connect makes a Cluster of cfg (which it copies) and asks the server its
+// version (GET /version), the run's first request, so that a certificate
+// that cannot be verified or credentials that are refused give one clear
+// error before anything starts (see ConnectOptions.Strict).
+func Connect(ctx context.Context, cfg *rest.Config, opts ConnectOptions) (*Cluster, error) {
+	cfg = rest.CopyConfig(cfg)
+	if opts.Secrets != nil {
+		AddCredentials(opts.Secrets, cfg)
+	}
+	w := &warnings{seen: map[string]bool{}, sink: newSerial(opts.Sink)}
+	cfg.WarningHandler = w
+	c := &Cluster{Config: cfg, Requests: &requests.Counter{}, warnings: w}
+	c.Requests.Wrap(cfg)
+	mgr, err := resourceapply.NewManager(cfg, opts.Manager)
+	if err != nil {
+		return nil, err
+	}
+	c.Manager = mgr
+	if err := checkServer(cfg, opts.Strict); err != nil {
+		return nil, ExplainConnection(err)
+	}
+	klog.FromContext(ctx).V(1).Info("Connected", "server", cfg.Host)
+	return c, nil
+}
+
+// checkServer asks the server its version; see Connect.
+func checkServer(cfg *rest.Config, strict bool) error {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("client: %w", err)
+	}
+	if _, err = dc.ServerVersion(); err == nil {
+		return nil
+	}
+	switch r := resourceapply.Classify(err); r {
+	case resourceapply.ReasonCertificate, resourceapply.ReasonUnauthorized:
+		return fmt.Errorf("connecting to the API server %s: %s: %w", cfg.Host, r.Text(), err)
+	}
+	if strict {
+		return fmt.Errorf("cannot reach the cluster at %s: %w", cfg.Host, err)
+	}
+	return nil
+}
+
+// ExplainConnection adds what to do to an error that says the server's
+// certificate could not be verified; other errors are returned as they are.
+func ExplainConnection(err error) error {
+	if err == nil || resourceapply.ReasonOf(err) != resourceapply.ReasonCertificate {
+		return err
+	}
+	return fmt.Errorf("%w: the API server's certificate could not be verified with the certificate authority of the kubeconfig's cluster "+
+		"(certificate-authority or certificate-authority-data); give the right one, or pass --insecure-skip-tls-verify to skip verification (insecure)", err)
+}
+
+// warnings forwards each distinct warning of the API server once
+// (client-go's rest.WarningHandler).
+type warnings struct {
+	mu   sync.Mutex
+	seen map[string]bool
+	sink *serial
+}
+
+var _ rest.WarningHandler = (*warnings)(nil)
+
+// HandleWarningHeader forwards a warning (code 299) the first time its
+// text is seen.
+func (w *warnings) HandleWarningHeader(code int, _ string, text string) {
+	if code != 299 || text == "" {
+		return
+	}
+	w.mu.Lock()
+	seen := w.seen[text]
+	w.seen[text] = true
+	w.mu.Unlock()
+	if !seen {
+		w.sink.emit(Warning{Text: text})
+	}
+}
+
+// ClusterProfile returns the data of the cluster's
+// openshift-config/cluster-profile ConfigMap (its "profile" key names the
+// profile), nil when there is none.
+func (c *Cluster) ClusterProfile(ctx context.Context) (map[string]string, error) {
+	cm, err := c.Manager.Get(ctx, schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, profiles.ConfigMapNamespace, profiles.ConfigMapName, resourceapply.DefaultRetryOptions())
+	if err != nil || cm == nil {
+		return nil, err
+	}
+	data, _, _ := unstructured.NestedStringMap(cm.Object, "data")
+	klog.FromContext(ctx).V(1).Info("Cluster profile", "configMap", profiles.ConfigMapNamespace+"/"+profiles.ConfigMapName, "profile", data[profiles.ConfigMapKey])
+	return data, nil
+}

@@ -1,0 +1,132 @@
+package clustersync
+
+import (
+	"sync"
+	"time"
+
+	"github.com/payload-apply/payload-apply/lib/resourceapply"
+	"github.com/payload-apply/payload-apply/payload"
+)
+
+// Event is one piece of progress: one of the types below. Sinks switch on
+// the type and ignore the ones they do not know.
+type Event interface{ event() }
+
+// Sink receives a run's events. The engine calls Event from one goroutine
+// at a time (calls are serialized), in the order things happen; a slow
+// sink slows the run down.
+type Sink interface {
+	Event(Event)
+}
+
+// SinkFunc adapts a function to Sink.
+type SinkFunc func(Event)
+
+// Event calls f.
+func (f SinkFunc) Event(e Event) { f(e) }
+
+// Discard is a Sink that drops every event.
+var Discard Sink = SinkFunc(func(Event) {})
+
+// Planned says how many tasks an apply has, once the plan is known.
+type Planned struct {
+	// Tasks counts objects and steps; Steps the steps among them.
+	Tasks, Steps int
+}
+
+// StageStarted: the CustomResourceDefinitions and Namespaces are applied
+// ahead of the graph; Total counts them.
+type StageStarted struct{ Total int }
+
+// StageDone: every staged task has been applied or has failed. Total
+// counts the staged tasks, Done the tasks of the whole graph finished so
+// far.
+type StageDone struct{ Done, Total int }
+
+// TaskDone: an object was applied (Err nil) or failed, or a step ran.
+type TaskDone struct {
+	Task *payload.Task
+	// Change is what the task did (Action Failed when it failed).
+	Change resourceapply.Change
+	// Err is the task's error, nil on success.
+	Err error
+	// Staged says the object was applied in the stage.
+	Staged bool
+	// Done counts the tasks finished so far, of Total.
+	Done, Total int
+}
+
+// RunLevelDone: every node of a run level has finished.
+type RunLevelDone struct {
+	// RunLevel is payload.NoRunLevel for the files whose names do not parse.
+	RunLevel int
+	Level    payload.LevelCount
+	// Done counts the tasks finished so far, of Total.
+	Done, Total int
+}
+
+// Slow names the tasks in flight for longer than After, oldest first, and
+// what each waits for. It comes every After while there are any.
+type Slow struct {
+	Pending []resourceapply.Pending
+	After   time.Duration
+}
+
+// Waiting is the state of a wait after a poll: What is waited for ("job
+// Kind/ns/name", "applied objects").
+type Waiting struct {
+	What     string
+	Progress resourceapply.WaitProgress
+}
+
+// StepRerun: a step that owns a status (component.Repeating) ran again
+// while the apply waited, and wrote or failed differently from the last
+// time (unchanged runs are not reported).
+type StepRerun struct {
+	Name   string
+	Result resourceapply.StepResult
+	Err    error
+}
+
+// Interrupting: the apply's context ended; nothing new starts, and the
+// InFlight tasks get Grace to finish. Done counts the tasks finished so
+// far, of Total.
+type Interrupting struct {
+	InFlight    int
+	Grace       time.Duration
+	Done, Total int
+}
+
+// Warning is a warning of the API server (a deprecated API, a field it
+// dropped), each distinct text once per connection.
+type Warning struct{ Text string }
+
+func (Planned) event()      {}
+func (StageStarted) event() {}
+func (StageDone) event()    {}
+func (TaskDone) event()     {}
+func (RunLevelDone) event() {}
+func (Slow) event()         {}
+func (Waiting) event()      {}
+func (StepRerun) event()    {}
+func (Interrupting) event() {}
+func (Warning) event()      {}
+
+// serial delivers events to a Sink one at a time.
+type serial struct {
+	mu   sync.Mutex
+	sink Sink
+}
+
+func newSerial(s Sink) *serial {
+	if s == nil {
+		s = Discard
+	}
+	return &serial{sink: s}
+}
+
+func (s *serial) emit(e Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sink.Event(e)
+}

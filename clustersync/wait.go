@@ -1,0 +1,117 @@
+package clustersync
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/payload-apply/payload-apply/lib/component"
+	"github.com/payload-apply/payload-apply/lib/manifest"
+	"github.com/payload-apply/payload-apply/lib/resourceapply"
+	"github.com/payload-apply/payload-apply/payload"
+	"github.com/payload-apply/payload-apply/plan"
+)
+
+// wait waits for the objects applied: ClusterOperators until Available,
+// not Degraded and at their versions, CRDs Established, Jobs complete,
+// Deployments for failure conditions only, anything else by kstatus
+// (resourceapply.Check). Steps that own statuses (component.Repeating) run
+// again before every poll; a ClusterOperator such a step owns is waited for
+// at the release version where its manifest lists
+// component.VersionPlaceholder. It returns the wait's errors and, when the
+// wait failed, the last error of each step run again.
+func (a *applier) wait(ctx context.Context, p *plan.Plan) []error {
+	release := ""
+	if p.Payload != nil && p.Payload.Release != nil {
+		release = p.Payload.Release.Version
+	}
+	var repeat []*payload.Task
+	owned := map[manifest.ID]bool{}
+	for i, t := range p.Graph.Tasks {
+		r, ok := t.Step.(component.Repeating)
+		if !ok {
+			continue
+		}
+		// Steps that failed or did not run have said so already.
+		if act := a.changes[i].Action; act == resourceapply.Configured || act == resourceapply.Unchanged {
+			repeat = append(repeat, t)
+			for _, id := range r.Owns() {
+				owned[id] = true
+			}
+		}
+	}
+	var waitFor []*unstructured.Unstructured
+	for i, t := range p.Graph.Tasks {
+		if t.IsStep() || t.Manifest.IsDelete() {
+			continue
+		}
+		switch a.changes[i].Action {
+		case resourceapply.Created, resourceapply.Configured, resourceapply.Unchanged, resourceapply.Skipped:
+			obj := t.Manifest.Obj
+			if owned[t.Manifest.ID()] && release != "" {
+				obj = withReleaseVersion(obj, release)
+			}
+			waitFor = append(waitFor, obj)
+		}
+	}
+	lastErr := make([]error, len(repeat))
+	opts := resourceapply.WaitOptions{
+		Interval: time.Second,
+		Progress: func(w resourceapply.WaitProgress) { a.out.emit(Waiting{What: "applied objects", Progress: w}) },
+	}
+	if len(repeat) > 0 {
+		opts.BeforePoll = func(ctx context.Context) {
+			for i, t := range repeat {
+				// No retries of its own: the next poll runs it again.
+				res, err := a.mgr.RunStep(ctx, t.Step.(component.Step), resourceapply.StepOptions{})
+				if ctx.Err() != nil {
+					return
+				}
+				if rerunNews(res, err, lastErr[i]) {
+					a.out.emit(StepRerun{Name: t.Step.Name(), Result: res, Err: err})
+				}
+				lastErr[i] = err
+			}
+		}
+	}
+	werr := a.mgr.Wait(ctx, waitFor, opts)
+	if werr == nil {
+		return nil
+	}
+	errs := []error{werr}
+	for i, err := range lastErr {
+		if err != nil {
+			errs = append(errs, &payload.TaskError{Task: repeat[i], Err: err})
+		}
+	}
+	return errs
+}
+
+// rerunNews reports whether a step run again while waiting is worth
+// telling: it wrote, or failed with another error than the last time.
+func rerunNews(res resourceapply.StepResult, err, lastErr error) bool {
+	if err == nil {
+		return res.Writes > 0
+	}
+	return lastErr == nil || err.Error() != lastErr.Error()
+}
+
+// withReleaseVersion returns a copy of a ClusterOperator manifest whose
+// status.versions list version where they list the placeholder.
+func withReleaseVersion(obj *unstructured.Unstructured, version string) *unstructured.Unstructured {
+	versions, ok, _ := unstructured.NestedSlice(obj.Object, "status", "versions")
+	if !ok {
+		return obj
+	}
+	out := obj.DeepCopy()
+	for _, v := range versions {
+		if m, ok := v.(map[string]any); ok && m["version"] == component.VersionPlaceholder {
+			m["version"] = version
+		}
+	}
+	if err := unstructured.SetNestedSlice(out.Object, versions, "status", "versions"); err != nil {
+		return obj
+	}
+	return out
+}
