@@ -139,22 +139,15 @@ func run(payloadDir string, rounds int, contenders []string, parallelism, noops 
 	fmt.Fprintf(os.Stderr, "applybench: %d objects, %d run levels, %d cores, %d rounds\n",
 		len(b.plan.Objects), len(b.levelDirs), runtime.NumCPU(), rounds)
 
-	times := map[string][]time.Duration{}
-	for r := 0; r < rounds; r++ {
-		for _, c := range benchstat.Order(contenders, r) {
-			if c == "reapply" {
-				if err := b.reapplyOnce(ctx, r); err != nil {
-					return fmt.Errorf("round %d, %s: %w", r+1, c, err)
-				}
-				continue
-			}
-			d, err := b.once(ctx, c)
-			if err != nil {
-				return fmt.Errorf("round %d, %s: %w", r+1, c, err)
-			}
-			fmt.Fprintf(os.Stderr, "applybench: round %d %-8s %s\n", r+1, c, d.Round(time.Millisecond))
-			times[c] = append(times[c], d)
+	times, err := benchstat.Rounds("applybench", rounds, contenders, func(r int, c string) (time.Duration, error) {
+		if c == "reapply" {
+			// It keeps its own records (reportReapply).
+			return 0, b.reapplyOnce(ctx, r)
 		}
+		return b.once(ctx, c)
+	}, func(format string, args ...any) { fmt.Fprintf(os.Stderr, format, args...) })
+	if err != nil {
+		return err
 	}
 	fmt.Print(benchstat.Header)
 	for _, c := range contenders {

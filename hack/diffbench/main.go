@@ -186,16 +186,11 @@ func run(payloadDir string, rounds, parallelism int, hold bool) error {
 		}
 		fmt.Fprintf(os.Stderr, "diffbench: warm-up  %-8s %s\n", c, d.Round(time.Millisecond))
 	}
-	times := map[string][]time.Duration{}
-	for r := 0; r < rounds; r++ {
-		for _, c := range benchstat.Order(contenders, r) {
-			d, err := b.once(ctx, c, b.want)
-			if err != nil {
-				return fmt.Errorf("round %d, %s: %w", r+1, c, err)
-			}
-			fmt.Fprintf(os.Stderr, "diffbench: round %d %-8s %s\n", r+1, c, d.Round(time.Millisecond))
-			times[c] = append(times[c], d)
-		}
+	times, err := benchstat.Rounds("diffbench", rounds, contenders, func(_ int, c string) (time.Duration, error) {
+		return b.once(ctx, c, b.want)
+	}, func(format string, args ...any) { fmt.Fprintf(os.Stderr, format, args...) })
+	if err != nil {
+		return err
 	}
 	fmt.Print(benchstat.Header)
 	for _, c := range contenders {

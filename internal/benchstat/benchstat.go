@@ -66,3 +66,27 @@ const Header = "| contender | median | runs (s) |\n| --- | --- | --- |\n"
 func Row(name string, runs []time.Duration) string {
 	return fmt.Sprintf("| %s | %.2f s | %s |\n", name, Median(runs).Seconds(), Seconds(runs))
 }
+
+// Rounds runs the contenders alternately (Order) for rounds rounds, timing
+// each run with run, and returns every contender's times in round order.
+// A run that returns 0 and no error is not timed (a contender that keeps
+// its own records). Each timed run is logged on logf as "tool: round N
+// contender duration"; the first error stops the rounds and names its
+// round and contender.
+func Rounds(tool string, rounds int, contenders []string, run func(round int, c string) (time.Duration, error), logf func(format string, args ...any)) (map[string][]time.Duration, error) {
+	times := map[string][]time.Duration{}
+	for r := 0; r < rounds; r++ {
+		for _, c := range Order(contenders, r) {
+			d, err := run(r, c)
+			if err != nil {
+				return nil, fmt.Errorf("round %d, %s: %w", r+1, c, err)
+			}
+			if d == 0 {
+				continue
+			}
+			logf("%s: round %d %-8s %s\n", tool, r+1, c, d.Round(time.Millisecond))
+			times[c] = append(times[c], d)
+		}
+	}
+	return times, nil
+}

@@ -1,6 +1,8 @@
 package benchstat
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -66,5 +68,35 @@ func TestRow(t *testing.T) {
 	want := "| contender | median | runs (s) |\n| --- | --- | --- |\n| cli | 2.00 s | 3.00 1.00 2.00 |\n"
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestRounds(t *testing.T) {
+	var ran []string
+	var logged int
+	times, err := Rounds("t", 2, []string{"a", "b", "own"}, func(r int, c string) (time.Duration, error) {
+		ran = append(ran, fmt.Sprint(r, c))
+		if c == "own" {
+			return 0, nil
+		}
+		return time.Duration(r+1) * time.Second, nil
+	}, func(string, ...any) { logged++ })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(ran, " "); got != "0a 0b 0own 1own 1b 1a" {
+		t.Errorf("runs %s", got)
+	}
+	if len(times["a"]) != 2 || times["a"][1] != 2*time.Second || len(times["own"]) != 0 || logged != 4 {
+		t.Errorf("times %v, %d logged", times, logged)
+	}
+	_, err = Rounds("t", 3, []string{"a"}, func(r int, c string) (time.Duration, error) {
+		if r == 1 {
+			return 0, errors.New("boom")
+		}
+		return time.Second, nil
+	}, func(string, ...any) {})
+	if err == nil || err.Error() != "round 2, a: boom" {
+		t.Errorf("err = %v", err)
 	}
 }
