@@ -469,6 +469,8 @@ func (b *bench) writeKubectlInput() error {
 func (b *bench) runRaw(ctx context.Context, s *apiserver.Server) error {
 	cfg := s.RESTConfig()
 	cfg.QPS, cfg.Burst = -1, 0
+	// The server's deprecation warnings, once per object, are noise here.
+	cfg.WarningHandler = rest.NoWarnings{}
 	httpClient, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return err
