@@ -7,6 +7,7 @@ import (
 	"path"
 	"strings"
 
+	configv1 "github.com/openshift/api/config/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/payload-apply/payload-apply/lib/component"
@@ -49,9 +50,9 @@ func (h Hook) Render(_ context.Context, in *component.Input) (*component.Output,
 	all := make([]*manifest.Manifest, 0, len(in.Objects)+len(in.Extra))
 	all = append(append(all, in.Objects...), in.Extra...)
 	if in.HostedControlPlane {
-		return renderHosted(all, naming)
+		return renderHosted(all, naming, hostedOptions(in))
 	}
-	return renderStandalone(all, in.Objects)
+	return renderStandalone(all, in)
 }
 
 func isProfile(m *manifest.Manifest) bool {
@@ -87,9 +88,28 @@ var neededCRDs = []string{
 	"tuned.openshift.io/Tuned",
 }
 
-func renderStandalone(all, objects []*manifest.Manifest) (*component.Output, error) {
+// PinningFile is the generated file of a pool's workload partitioning
+// MachineConfig, at the run level of the profiles' objects; its name sorts
+// before theirs.
+func PinningFile(pool string) string {
+	return "0000_81_cluster-node-tuning-operator_" + BootstrapPinningName(pool) + ".yaml"
+}
+
+func renderStandalone(all []*manifest.Manifest, in *component.Input) (*component.Output, error) {
 	out := &component.Output{}
-	var errs []error
+	c, errs := readCluster(all, in.Cluster)
+	if c.legacy != nil {
+		out.Findings = append(out.Findings, manifest.Finding{File: c.legacy.File, Doc: c.legacy.Doc, Severity: manifest.SeverityWarning,
+			Message: fmt.Sprintf("%s: writes %s on a single-node control plane without Infrastructure status.cpuPartitioning AllNodes: taken as the legacy request for workload partitioning", ref(c.legacy), kubeletPinningConfig)})
+	}
+	for _, pool := range c.pinnedPools {
+		g, err := component.Generated(PinningFile(pool), 0, BootstrapPinningMachineConfig(pool))
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out.Add = append(out.Add, g)
+	}
 	for _, m := range all {
 		if IsSource(m) {
 			out.Findings = append(out.Findings, manifest.Finding{File: m.File, Doc: m.Doc, Severity: manifest.SeverityWarning,
@@ -105,7 +125,16 @@ func renderStandalone(all, objects []*manifest.Manifest) (*component.Output, err
 			errs = append(errs, fmt.Errorf("%s: %w", prefix, err))
 			continue
 		}
-		objs, err := Render(pp)
+		opts := Options{WorkloadPartitioning: c.partitioning, MixedCPUsFeatureGate: in.FeatureGates.Has(FeatureGateMixedCPUs)}
+		if len(Validate(pp)) == 0 {
+			pool, err := c.selectPool(pp.Spec.NodeSelector)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", prefix, err))
+				continue
+			}
+			opts.Pool = pool
+		}
+		objs, err := Render(pp, opts)
 		if err != nil {
 			errs = append(errs, profileErrors(m.Position(), err)...)
 			continue
@@ -118,12 +147,33 @@ func renderStandalone(all, objects []*manifest.Manifest) (*component.Output, err
 			}
 			out.Add = append(out.Add, g)
 		}
-		out.Findings = append(out.Findings, missingCRDs(m, objects)...)
+		out.Findings = append(out.Findings, profileFindings(m, pp)...)
+		out.Findings = append(out.Findings, missingCRDs(m, in.Objects)...)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// FeatureGateMixedCPUs is the feature gate that lets profiles share CPUs
+// (spec.cpu.shared with the mixedCpus hint).
+const FeatureGateMixedCPUs = "MixedCPUsAllocation"
+
+// profileFindings warns about what a profile asks that the render does not
+// do or that NTO's webhook rejects once it sees the nodes.
+func profileFindings(m *manifest.Manifest, pp *PerformanceProfile) []manifest.Finding {
+	var out []manifest.Finding
+	warn := func(msg string) {
+		out = append(out, manifest.Finding{File: m.File, Doc: m.Doc, Severity: manifest.SeverityWarning, Message: ref(m) + ": " + msg})
+	}
+	for _, w := range Warnings(pp) {
+		warn(w.Error())
+	}
+	if pp.Annotations[AnnotationPause] == "true" {
+		warn(fmt.Sprintf("metadata.annotations[%q]: pauses only the operator's reconcile of existing objects: the render renders the profile", AnnotationPause))
+	}
+	return out
 }
 
 // missingCRDs warns about the CRDs of the rendered objects that the plan
@@ -147,7 +197,18 @@ func missingCRDs(m *manifest.Manifest, objects []*manifest.Manifest) []manifest.
 	return out
 }
 
-func renderHosted(all []*manifest.Manifest, naming Naming) (*component.Output, error) {
+// hostedOptions are the render options on a hosted control plane: no
+// MachineConfigPools (NodePools instead), workload partitioning and the
+// mixed CPUs gate as the cluster facts say.
+func hostedOptions(in *component.Input) Options {
+	opts := Options{MixedCPUsFeatureGate: in.FeatureGates.Has(FeatureGateMixedCPUs)}
+	if in.Cluster != nil && in.Cluster.Infrastructure != nil {
+		opts.WorkloadPartitioning = in.Cluster.Infrastructure.Status.CPUPartitioning == configv1.CPUPartitioningAllNodes
+	}
+	return opts
+}
+
+func renderHosted(all []*manifest.Manifest, naming Naming, opts Options) (*component.Output, error) {
 	out := &component.Output{}
 	var errs []error
 	// Where each output came from, to catch two sources writing one object.
@@ -176,7 +237,7 @@ func renderHosted(all []*manifest.Manifest, naming Naming) (*component.Output, e
 		if len(perrs) > 0 {
 			continue
 		}
-		h, err := RenderHosted(src, naming)
+		h, err := RenderHosted(src, naming, opts)
 		if err != nil {
 			errs = append(errs, profileErrors(prefix+": data."+src.Key, err)...)
 			continue

@@ -180,7 +180,10 @@ func TestPlan(t *testing.T) {
 	}
 
 	t.Run("standalone", func(t *testing.T) {
-		p, err := plan.Build(context.Background(), plan.Options{ExtraManifests: fstest.MapFS{"pp.yaml": read("testdata/profiles/manual.yaml")}})
+		p, err := plan.Build(context.Background(), plan.Options{ExtraManifests: fstest.MapFS{
+			"pool.yaml": read("testdata/scenarios/default/extra/pool.yaml"),
+			"pp.yaml":   read("testdata/scenarios/default/extra/profile.yaml"),
+		}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -228,10 +228,13 @@ type Hosted struct {
 	Status map[string]any
 }
 
-// RenderHosted validates the source's profile and renders the outputs. An
-// invalid profile gives an *InvalidError.
-func RenderHosted(src *Source, naming Naming) (*Hosted, error) {
-	objs, err := Render(src.Profile)
+// RenderHosted validates the source's profile and renders the outputs for a
+// cluster as opts describe it (opts.Pool is nil on a hosted control plane:
+// the KubeletConfig selects its pool by the profile's pool selector or its
+// node selector's role, as NTO's HyperShift controller does). An invalid
+// profile gives an *InvalidError.
+func RenderHosted(src *Source, naming Naming, opts Options) (*Hosted, error) {
+	objs, err := Render(src.Profile, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -3,258 +3,194 @@ package nodetuning
 import (
 	"encoding/base64"
 	"fmt"
-	"strconv"
 	"strings"
-
-	"k8s.io/utils/cpuset"
 )
 
-// Paths and names on the node.
+// Ignition and kernel settings of the MachineConfigs.
 const (
-	scriptDir           = "/usr/local/bin"
-	hugepagesScript     = "hugepages-allocation.sh"
-	offlineScript       = "set-cpus-offline.sh"
-	crioRuntimeConfig   = "/etc/crio/crio.conf.d/99-performance-runtimes.conf"
 	ignitionVersion     = "3.2.0"
 	modeExecutable      = 0o700
 	modeConfig          = 0o644
-	unitOfflineCPUs     = "set-cpus-offline.service"
 	kernelTypeRealtime  = "realtime"
+	kernelType64kPages  = "64k-pages"
 	kernelTypeDefault   = "default"
 	dataURLPrefixBase64 = "data:text/plain;charset=utf-8;base64,"
 )
 
-// The scripts and configuration the MachineConfig writes. They are ours,
-// kept small: each does one thing and fails loudly.
-const (
-	hugepagesScriptText = `#!/usr/bin/env bash
-# Allocates HUGEPAGES_COUNT huge pages of HUGEPAGES_SIZE kB on NUMA node
-# NUMA_NODE, retrying for a minute while the kernel frees memory.
-# Written by payload-apply from a PerformanceProfile.
-set -euo pipefail
-
-target="/sys/devices/system/node/node${NUMA_NODE}/hugepages/hugepages-${HUGEPAGES_SIZE}kB/nr_hugepages"
-if [[ ! -w "${target}" ]]; then
-  echo "hugepages: ${target}: missing or not writable" >&2
-  exit 1
-fi
-for _ in $(seq 60); do
-  echo "${HUGEPAGES_COUNT}" >"${target}"
-  if [[ "$(cat "${target}")" == "${HUGEPAGES_COUNT}" ]]; then
-    exit 0
-  fi
-  sleep 1
-done
-echo "hugepages: ${target}: holds $(cat "${target}") pages, want ${HUGEPAGES_COUNT}" >&2
-exit 1
-`
-	offlineScriptText = `#!/usr/bin/env bash
-# Takes the CPUs of OFFLINE_CPUS (a comma-separated list) offline. Every CPU
-# is checked before any is touched.
-# Written by payload-apply from a PerformanceProfile.
-set -euo pipefail
-
-IFS=, read -ra cpus <<<"${OFFLINE_CPUS}"
-for cpu in "${cpus[@]}"; do
-  if [[ ! -w "/sys/devices/system/cpu/cpu${cpu}/online" ]]; then
-    echo "offline cpus: cpu${cpu} cannot be taken offline" >&2
-    exit 1
-  fi
-done
-for cpu in "${cpus[@]}"; do
-  echo 0 >"/sys/devices/system/cpu/cpu${cpu}/online"
-done
-`
-)
-
-// crioConfig is the CRI-O drop-in that defines the runtime handler the
-// RuntimeClass uses: the default runtime, with the annotations through
-// which pods ask for per-pod tuning, and infrastructure containers pinned
-// to the reserved CPUs.
-func crioConfig(profile string, reserved cpuset.CPUSet) string {
-	return fmt.Sprintf(`# Runtime handler %q for RuntimeClass %s.
-# Written by payload-apply from PerformanceProfile %s.
-[crio.runtime]
-infra_ctr_cpuset = %q
-
-[crio.runtime.runtimes.%s]
-inherit_default_runtime = true
-allowed_annotations = ["cpu-load-balancing.crio.io", "cpu-quota.crio.io", "irq-load-balancing.crio.io", "cpu-c-states.crio.io", "cpu-freq-governor.crio.io"]
-`, RuntimeHandler, RuntimeClassName(profile), profile, reserved.String(), RuntimeHandler)
+// ignition collects the files and units of an Ignition config.
+type ignition struct {
+	files, units []any
 }
 
-// hugepagesUnit allocates one NUMA node's pages of one size before the
-// kubelet starts.
-func hugepagesUnit(sizeKB int64, count, node int32) string {
-	return fmt.Sprintf(`[Unit]
-Description=Allocate %d huge pages of %d kB on NUMA node %d
-Before=kubelet.service
-
-[Service]
-Type=oneshot
-RemainAfterExit=yes
-Environment=HUGEPAGES_COUNT=%d
-Environment=HUGEPAGES_SIZE=%d
-Environment=NUMA_NODE=%d
-ExecStart=%s/%s
-
-[Install]
-WantedBy=multi-user.target
-`, count, sizeKB, node, count, sizeKB, node, scriptDir, hugepagesScript)
+func (g *ignition) file(path string, mode int, content string) {
+	g.files = append(g.files, map[string]any{
+		"path":     path,
+		"mode":     int64(mode),
+		"contents": map[string]any{"source": dataURLPrefixBase64 + base64.StdEncoding.EncodeToString([]byte(content))},
+	})
 }
 
-// offlineUnit takes the offlined CPUs down before the kubelet starts.
-func offlineUnit(cpus string) string {
-	return fmt.Sprintf(`[Unit]
-Description=Take CPUs %s offline
-Before=kubelet.service
-
-[Service]
-Type=oneshot
-RemainAfterExit=yes
-Environment=OFFLINE_CPUS=%s
-ExecStart=%s/%s
-
-[Install]
-WantedBy=multi-user.target
-`, cpus, cpus, scriptDir, offlineScript)
+// unit adds a unit; enabled false leaves it to be started by others (a
+// template unit).
+func (g *ignition) unit(name, content string, enabled bool) {
+	u := map[string]any{"name": name, "contents": content}
+	if enabled {
+		u["enabled"] = true
+	}
+	g.units = append(g.units, u)
 }
 
-// machineConfig renders the MachineConfig 50-performance-<p>: the kernel
-// (realtime or default), the kernel arguments, huge pages pinned to NUMA
-// nodes and offline CPUs as systemd units, and the CRI-O runtime handler.
-func machineConfig(pp *PerformanceProfile, cpus cpuSets) map[string]any {
-	var files, units []any
-	addFile := func(path string, mode int, content string) {
-		files = append(files, map[string]any{
-			"path":      path,
-			"mode":      int64(mode),
-			"overwrite": true,
-			"contents":  map[string]any{"source": dataURLPrefixBase64 + base64.StdEncoding.EncodeToString([]byte(content))},
-		})
-	}
-	addUnit := func(name, content string) {
-		units = append(units, map[string]any{"name": name, "enabled": true, "contents": content})
-	}
-
-	var numaPages []HugePage
-	if hp := pp.Spec.HugePages; hp != nil {
-		for _, p := range hp.Pages {
-			if p.Node != nil {
-				numaPages = append(numaPages, p)
-			}
-		}
-	}
-	if len(numaPages) > 0 {
-		addFile(scriptDir+"/"+hugepagesScript, modeExecutable, hugepagesScriptText)
-		for _, p := range numaPages {
-			kb := hugePageSizes[p.Size]
-			addUnit(fmt.Sprintf("hugepages-allocation-%dkB-NUMA%d.service", kb, *p.Node), hugepagesUnit(kb, p.Count, *p.Node))
-		}
-	}
-	if !cpus.offlined.IsEmpty() {
-		addFile(scriptDir+"/"+offlineScript, modeExecutable, offlineScriptText)
-		addUnit(unitOfflineCPUs, offlineUnit(cpuList(cpus.offlined)))
-	}
-	addFile(crioRuntimeConfig, modeConfig, crioConfig(pp.Name, cpus.reserved))
-
-	ignition := map[string]any{
+func (g *ignition) config() map[string]any {
+	c := map[string]any{
 		"ignition": map[string]any{"version": ignitionVersion},
-		"storage":  map[string]any{"files": files},
+		"storage":  map[string]any{"files": g.files},
 	}
-	if len(units) > 0 {
-		ignition["systemd"] = map[string]any{"units": units}
+	if len(g.units) > 0 {
+		c["systemd"] = map[string]any{"units": g.units}
 	}
+	return c
+}
+
+// rpsEnabled reads the enable-rps annotation: "true" or "enable" turn RPS
+// on; anything else, or none, leaves it off.
+func rpsEnabled(pp *PerformanceProfile) bool {
+	v := pp.Annotations[AnnotationEnableRPS]
+	return v == "true" || v == "enable"
+}
+
+// machineConfig renders the MachineConfig 50-performance-<p>, with the
+// files and units of NTO's in the same order:
+//   - the scripts (huge page allocation, RPS with RPS on, CPU offlining,
+//     irqbalance's banned CPUs), always installed;
+//   - the CRI-O runtime handler;
+//   - with RPS on, the default RPS mask and, unless physical devices get it
+//     too, a udev rule and template unit that clear it on physical devices;
+//   - a unit per huge page size pinned to a NUMA node;
+//   - with workload partitioning, the CRI-O and kubelet pinning files with
+//     the reserved CPUs; the cgroup v1 cpuset unit and script;
+//   - the CPU offlining unit, the irqbalance unit, TuneD's one-shot unit;
+//   - OVS in its own slice (ovnkube-node's dynamic CPU affinity on), with
+//     OVS-DPDK CPUs their partition;
+//   - stalld's sched_debug backend; with mixed CPUs, the kubelet's limit.
+//
+// The kernel is realtime with the realtime kernel, 64k-pages with 64k
+// kernel pages, else default. Kernel arguments are not here: they are in
+// the Tuned's [bootloader] sections.
+func machineConfig(pp *PerformanceProfile, cpus cpuSets, opts *Options) (map[string]any, error) {
+	s := &pp.Spec
+	mixed := opts.mixedCPUs(pp)
+	rps := rpsEnabled(pp)
+	g := &ignition{}
+
+	scripts := []struct{ name, text string }{{hugepagesScript, hugepagesScriptText}}
+	if rps {
+		scripts = append(scripts, struct{ name, text string }{rpsScript, rpsScriptText})
+	}
+	scripts = append(scripts, struct{ name, text string }{offlineScript, offlineScriptText},
+		struct{ name, text string }{clearIRQBalanceScript, clearIRQBalanceScriptText})
+	for _, sc := range scripts {
+		g.file(scriptPath(sc.name), modeExecutable, sc.text)
+	}
+
+	g.file(crioRuntimesConfig, modeConfig, crioConfig(pp, mixed))
+
+	if rps {
+		g.file(rpsSysctlConfig, modeConfig, rpsSysctl(cpuMaskList(cpus.reserved)))
+		if pp.Annotations[AnnotationEnablePhysicalRPS] != "true" {
+			g.file(rpsUdevRules, modeConfig, rpsRules)
+			g.unit("update-rps@.service", rpsUnit("0"), false)
+		}
+	}
+
+	if hp := s.HugePages; hp != nil {
+		for _, p := range hp.Pages {
+			if p.Node == nil {
+				continue
+			}
+			kb, err := ParseHugePageSize(p.Size)
+			if err != nil {
+				return nil, fmt.Errorf("spec.hugepages: %w", err)
+			}
+			g.unit(fmt.Sprintf("hugepages-allocation-%dkB-NUMA%d.service", kb, *p.Node), hugepagesUnit(kb, p.Count, *p.Node), true)
+		}
+	}
+
+	if opts.WorkloadPartitioning {
+		g.file(crioPinningConfig, modeConfig, crioPinning(s.CPU.Reserved))
+		g.file(kubeletPinningConfig, modeConfig, kubeletPinning(s.CPU.Reserved))
+	}
+	g.unit("cpuset-configure.service", cpusetUnit(), true)
+	g.file(scriptPath(cpusetScript), modeExecutable, cpusetScriptText)
+
+	if !cpus.offlined.IsEmpty() {
+		g.unit("set-cpus-offline.service", offlineUnit(cpuList(cpus.offlined)), true)
+	}
+	ovsDpdkMask := ""
+	if !cpus.ovsDpdk.IsEmpty() {
+		ovsDpdkMask = cpuMask(cpus.ovsDpdk)
+	}
+	g.unit("clear-irqbalance-banned-cpus.service", clearIRQBalanceUnit(ovsDpdkMask), true)
+	g.unit(unitTunedOneShot, tunedOneShotUnit(), true)
+
+	g.file("/etc/systemd/system/"+ovsSlice, modeConfig, ovsSliceUnit)
+	g.file("/etc/systemd/system/openvswitch.service.d/"+ovsSliceDropIn, modeConfig, ovsSliceDropInText)
+	g.file("/etc/systemd/system/ovsdb-server.service.d/"+ovsSliceDropIn, modeConfig, ovsSliceDropInText)
+	g.file("/etc/systemd/system/ovs-vswitchd.service.d/"+ovsSliceDropIn, modeConfig, ovsVswitchdDropIn(s.CPU.OvsDpdk))
+	g.file(ovnDynamicAffinityMarker, modeConfig, ovnMarkerText)
+
+	if !cpus.ovsDpdk.IsEmpty() {
+		partition := "member"
+		if strings.EqualFold(pp.Annotations[AnnotationOvsDpdkLoadBalancing], "disable") {
+			partition = "isolated"
+		}
+		g.file(scriptPath(ovsDpdkScriptName), modeExecutable, ovsDpdkScript(s.CPU.OvsDpdk, partition))
+		g.unit("ovs-dpdk-cpus-configure.service", ovsDpdkUnit(), true)
+	}
+
+	g.file(stalldSysconfig, modeConfig, stalldSysconfigText)
+	g.file(stalldDropIn, modeConfig, stalldDropInText)
+	if mixed {
+		g.file(kubeletMixedCPUsConfig, modeConfig, mixedCPUsConfig())
+	}
+
 	kernelType := kernelTypeDefault
-	if pp.Spec.realTimeKernel() {
+	switch {
+	case s.realTimeKernel():
 		kernelType = kernelTypeRealtime
-	}
-	args := make([]any, 0, 16)
-	for _, a := range kernelArgs(pp, cpus) {
-		args = append(args, a)
+	case s.kernelPageSize64k():
+		kernelType = kernelType64kPages
 	}
 	return map[string]any{
 		"apiVersion": "machineconfiguration.openshift.io/v1",
 		"kind":       "MachineConfig",
-		"metadata":   metadata(pp, MachineConfigName(pp.Name), "", machineConfigLabels(&pp.Spec)),
+		"metadata":   metadata(pp, MachineConfigName(pp.Name), "", machineConfigLabels(s)),
 		"spec": map[string]any{
-			"config":          ignition,
-			"kernelType":      kernelType,
-			"kernelArguments": args,
+			"config":     g.config(),
+			"kernelType": kernelType,
 		},
-	}
+	}, nil
 }
 
-// kernelArgs composes the kernel command line of a profile, in a fixed
-// order: CPU isolation, the workload hints, huge pages, then the admin's
-// additional arguments.
-//
-//   - Always: skew_tick=1, nohz=on, rcu_nocbs=<isolated>,
-//     isolcpus=managed_irq,<isolated> (isolcpus=domain,managed_irq,... when
-//     spec.cpu.balanceIsolated is false), and systemd.cpu_affinity=<reserved>
-//     so that system services start on the reserved CPUs.
-//   - globallyDisableIrqLoadBalancing: irqaffinity=<reserved>.
-//   - realTime hint (the default): nohz_full=<isolated>, nosoftlockup,
-//     rcutree.kthread_prio=11.
-//   - highPowerConsumption: processor.max_cstate=1 intel_idle.max_cstate=0,
-//     and with the realTime hint also idle=poll.
-//   - perPodPowerManagement: intel_pstate=passive.
-//   - Huge pages: default_hugepagesz=<size>, then hugepagesz=<size>
-//     hugepages=<count> for each size not pinned to a NUMA node. When 2M
-//     pages are only pinned to NUMA nodes and the default size is 1G,
-//     hugepagesz=2M hugepages=0 keeps the 2M pool available to the units.
-func kernelArgs(pp *PerformanceProfile, cpus cpuSets) []string {
-	s := &pp.Spec
-	isolated, reserved := cpus.isolated.String(), cpus.reserved.String()
-	args := []string{"skew_tick=1", "nohz=on", "rcu_nocbs=" + isolated}
-	if s.CPU.BalanceIsolated != nil && !*s.CPU.BalanceIsolated {
-		args = append(args, "isolcpus=domain,managed_irq,"+isolated)
-	} else {
-		args = append(args, "isolcpus=managed_irq,"+isolated)
-	}
-	args = append(args, "systemd.cpu_affinity="+cpuList(cpus.reserved))
-	if isTrue(s.GloballyDisableIrqLoadBalancing) {
-		args = append(args, "irqaffinity="+reserved)
-	}
-	if s.realTimeHint() {
-		args = append(args, "nohz_full="+isolated, "nosoftlockup", "rcutree.kthread_prio=11")
-	}
-	if s.highPowerConsumption() {
-		args = append(args, "processor.max_cstate=1", "intel_idle.max_cstate=0")
-		if s.realTimeHint() {
-			args = append(args, "idle=poll")
-		}
-	}
-	if s.perPodPowerManagement() {
-		args = append(args, "intel_pstate=passive")
-	}
-	if hp := s.HugePages; hp != nil {
-		if hp.DefaultHugePagesSize != "" {
-			args = append(args, "default_hugepagesz="+hp.DefaultHugePagesSize)
-		}
-		pinned2M, spread2M := false, false
-		for _, p := range hp.Pages {
-			if p.Node != nil {
-				pinned2M = pinned2M || p.Size == "2M"
-				continue
-			}
-			spread2M = spread2M || p.Size == "2M"
-			args = append(args, "hugepagesz="+p.Size, "hugepages="+strconv.Itoa(int(p.Count)))
-		}
-		if pinned2M && !spread2M && hp.DefaultHugePagesSize == "1G" {
-			args = append(args, "hugepagesz=2M", "hugepages=0")
-		}
-	}
-	return append(args, s.AdditionalKernelArgs...)
-}
+// BootstrapPinningName is the name of a pool's workload partitioning
+// MachineConfig: 01-<pool>-cpu-partitioning.
+func BootstrapPinningName(pool string) string { return "01-" + pool + "-cpu-partitioning" }
 
-// cpuList prints a CPU set as a comma-separated list of CPUs ("0,1,2"), the
-// form systemd and the offline script read.
-func cpuList(s cpuset.CPUSet) string {
-	list := s.List()
-	out := make([]string, len(list))
-	for i, c := range list {
-		out[i] = strconv.Itoa(c)
+// BootstrapPinningMachineConfig is the MachineConfig that makes a pool's
+// nodes join a workload-partitioned cluster pinned, before any profile
+// names their CPUs: the kubelet's and CRI-O's management workload files with
+// an empty CPU set. A profile's MachineConfig (50-...) overrides them. It
+// carries no profile label: it belongs to the cluster, not to a profile.
+func BootstrapPinningMachineConfig(pool string) map[string]any {
+	g := &ignition{}
+	g.file(kubeletPinningConfig, modeConfig, kubeletPinning(""))
+	g.file(crioDefaultPinningConfig, modeConfig, crioPinning(""))
+	return map[string]any{
+		"apiVersion": "machineconfiguration.openshift.io/v1",
+		"kind":       "MachineConfig",
+		"metadata": map[string]any{
+			"name":   BootstrapPinningName(pool),
+			"labels": map[string]any{roleLabel: pool},
+		},
+		"spec": map[string]any{"config": g.config()},
 	}
-	return strings.Join(out, ",")
 }

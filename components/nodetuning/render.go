@@ -3,6 +3,8 @@ package nodetuning
 import (
 	"fmt"
 	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Names and labels of the rendered objects.
@@ -24,7 +26,8 @@ func MachineConfigName(profile string) string { return "50-" + componentName(pro
 // KubeletConfigName is the name of a profile's KubeletConfig: performance-<p>.
 func KubeletConfigName(profile string) string { return componentName(profile) }
 
-// TunedName is the name of a profile's Tuned: openshift-node-performance-<p>.
+// TunedName is the name of a profile's Tuned and of its main TuneD profile:
+// openshift-node-performance-<p>.
 func TunedName(profile string) string { return tunedName(profile) }
 
 // RuntimeClassName is the name of a profile's RuntimeClass: performance-<p>.
@@ -32,6 +35,44 @@ func RuntimeClassName(profile string) string { return componentName(profile) }
 
 func componentName(profile string) string { return "performance-" + profile }
 func tunedName(profile string) string     { return "openshift-node-performance-" + profile }
+
+// tunedVendorName names a TuneD profile of the set: rt, amd-x86, arm-aarch64
+// or intel-x86.
+func tunedVendorName(profile, part string) string {
+	return "openshift-node-performance-" + part + "-" + profile
+}
+
+// Pool is the MachineConfigPool a profile's nodes belong to.
+type Pool struct {
+	// Name is the pool's name ("master", "worker", ...).
+	Name string
+	// Labels are the pool's labels; the KubeletConfig selects the pool by
+	// them unless the profile names a pool selector.
+	Labels map[string]string
+	// NodeSelector is the pool's spec.nodeSelector.
+	NodeSelector *metav1.LabelSelector
+}
+
+// Options are the cluster facts a render depends on. The zero value renders
+// for a cluster without workload partitioning, with the KubeletConfig's pool
+// selector taken from the profile or its node selector's role.
+type Options struct {
+	// Pool is the profile's MachineConfigPool, or nil (on a hosted control
+	// plane, where there are none).
+	Pool *Pool
+	// WorkloadPartitioning is true when the cluster pins its management
+	// workloads (Infrastructure status.cpuPartitioning AllNodes, or the
+	// legacy single-node signal): the MachineConfig then pins them to the
+	// reserved CPUs.
+	WorkloadPartitioning bool
+	// MixedCPUsFeatureGate is the MixedCPUsAllocation feature gate: with it,
+	// spec.cpu.shared and the mixedCpus hint take effect.
+	MixedCPUsFeatureGate bool
+}
+
+func (o *Options) mixedCPUs(pp *PerformanceProfile) bool {
+	return o.MixedCPUsFeatureGate && pp.Spec.mixedCPUs()
+}
 
 // Objects are what a profile renders to, as objects ready to marshal.
 type Objects struct {
@@ -71,16 +112,34 @@ func (e *InvalidError) Error() string {
 	return strings.Join(lines, "\n")
 }
 
-// Render validates a profile and renders its objects. An invalid profile
-// gives an *InvalidError. The same profile always gives the same objects.
-func Render(pp *PerformanceProfile) (*Objects, error) {
+// Render validates a profile and renders its objects for a cluster as opts
+// describe it. An invalid profile gives an *InvalidError; a profile whose
+// annotations or options do not fit together gives an error naming the
+// annotation. The same profile and options always give the same objects.
+func Render(pp *PerformanceProfile, opts Options) (*Objects, error) {
 	if errs := Validate(pp); len(errs) > 0 {
 		return nil, &InvalidError{Name: pp.Name, Errors: errs}
 	}
 	cpus, _ := parseCPUs(pp.Spec.CPU)
+	kc, err := kubeletConfiguration(pp, cpus, &opts)
+	if err != nil {
+		return nil, fmt.Errorf("%s/%s: %w", GroupVersionKind.Kind, pp.Name, err)
+	}
+	if !cpus.ovsDpdk.IsEmpty() && !opts.WorkloadPartitioning && kc.CPUManagerPolicyOptions["strict-cpu-reservation"] != "true" {
+		return nil, &InvalidError{Name: pp.Name, Errors: []FieldError{{Field: "spec.cpu.ovsDpdk", Value: pp.Spec.CPU.OvsDpdk,
+			Detail: "needs workload partitioning (Infrastructure status.cpuPartitioning: AllNodes) or the kubelet's strict-cpu-reservation CPU manager option (annotation " + AnnotationKubeletConfig + ")"}}}
+	}
+	mc, err := machineConfig(pp, cpus, &opts)
+	if err != nil {
+		return nil, fmt.Errorf("%s/%s: %w", GroupVersionKind.Kind, pp.Name, err)
+	}
+	kco, err := kubeletConfig(pp, kc, machineConfigPoolSelector(&pp.Spec, opts.Pool))
+	if err != nil {
+		return nil, fmt.Errorf("%s/%s: %w", GroupVersionKind.Kind, pp.Name, err)
+	}
 	return &Objects{
-		MachineConfig: machineConfig(pp, cpus),
-		KubeletConfig: kubeletConfig(pp, cpus),
+		MachineConfig: mc,
+		KubeletConfig: kco,
 		Tuned:         tuned(pp, cpus),
 		RuntimeClass:  runtimeClass(pp),
 	}, nil
@@ -96,11 +155,17 @@ func machineConfigLabels(s *PerformanceProfileSpec) map[string]string {
 	return map[string]string{roleLabel: role}
 }
 
-// machineConfigPoolSelector returns spec.machineConfigPoolSelector or its
-// default, the node selector's role.
-func machineConfigPoolSelector(s *PerformanceProfileSpec) map[string]string {
+// machineConfigPoolSelector returns the labels the KubeletConfig selects its
+// pool by: spec.machineConfigPoolSelector, else the pool's labels (the
+// built-in master pool is labelled
+// pools.operator.machineconfiguration.openshift.io/master, not with a role),
+// else the node selector's role.
+func machineConfigPoolSelector(s *PerformanceProfileSpec, pool *Pool) map[string]string {
 	if s.MachineConfigPoolSelector != nil {
 		return s.MachineConfigPoolSelector
+	}
+	if pool != nil {
+		return pool.Labels
 	}
 	role, _ := nodeRole(s.NodeSelector)
 	return map[string]string{roleLabel: role}

@@ -1,14 +1,7 @@
 package nodetuning
 
 import (
-	"encoding/json"
-	"errors"
-	"fmt"
-	"reflect"
-	"strings"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -25,23 +18,58 @@ type PerformanceProfile struct {
 	Status *PerformanceProfileStatus `json:"status,omitempty"`
 }
 
+// The annotations of a PerformanceProfile the render reads (NTO's
+// documented annotations).
+const (
+	// AnnotationKubeletConfig holds a JSON KubeletConfiguration that the
+	// rendered KubeletConfig starts from; the fields the profile sets win.
+	AnnotationKubeletConfig = "kubeletconfig.experimental"
+	// AnnotationEnableRPS "true" or "enable" sets the receive packet
+	// steering mask of virtual network devices to the reserved CPUs ("false"
+	// or "disable", or no annotation: no RPS).
+	AnnotationEnableRPS = "performance.openshift.io/enable-rps"
+	// AnnotationEnablePhysicalRPS "true" applies that mask to physical
+	// devices too (with RPS enabled).
+	AnnotationEnablePhysicalRPS = "performance.openshift.io/enable-physical-dev-rps"
+	// AnnotationExecCPUAffinity "disable" leaves CRI-O's exec_cpu_affinity
+	// unset for the high-performance runtime (default "first").
+	AnnotationExecCPUAffinity = "performance.openshift.io/exec-cpu-affinity"
+	// AnnotationDRA "true" (a Go boolean) hands CPU and memory allocation to
+	// dynamic resource allocation: the kubelet's CPU, memory and topology
+	// managers are set to none.
+	AnnotationDRA = "performance.openshift.io/dra-resource-management"
+	// AnnotationOvsDpdkLoadBalancing "disable" takes the ovsDpdk CPUs out of
+	// the scheduler's load balancing (an isolated cpuset partition).
+	AnnotationOvsDpdkLoadBalancing = "performance.openshift.io/cpu-load-balancing-ovs-dpdk"
+	// AnnotationPause "true" pauses NTO's reconcile of an existing
+	// profile's objects; the render ignores it (a finding says so).
+	AnnotationPause = "performance.openshift.io/pause-reconcile"
+)
+
 // PerformanceProfileSpec is what the profile asks for.
 type PerformanceProfileSpec struct {
 	// CPU partitions the node's CPUs. Required.
 	CPU *CPU `json:"cpu,omitempty"`
+	// HardwareTuning caps the CPU frequency of the isolated and reserved
+	// CPUs.
+	HardwareTuning *HardwareTuning `json:"hardwareTuning,omitempty"`
 	// HugePages are allocated at boot.
 	HugePages *HugePages `json:"hugepages,omitempty"`
 	// MachineConfigLabel labels the MachineConfig (and selects the Tuned's
 	// nodes). Nil: machineconfiguration.openshift.io/role=<role of NodeSelector>.
 	MachineConfigLabel map[string]string `json:"machineConfigLabel,omitempty"`
 	// MachineConfigPoolSelector selects the pool of the KubeletConfig.
-	// Nil: machineconfiguration.openshift.io/role=<role of NodeSelector>.
+	// Nil: the labels of the MachineConfigPool whose node selector matches
+	// NodeSelector.
 	MachineConfigPoolSelector map[string]string `json:"machineConfigPoolSelector,omitempty"`
 	// NodeSelector picks the nodes; the RuntimeClass schedules onto them.
 	// Required.
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
 	// RealTimeKernel switches the MachineConfig to the realtime kernel.
 	RealTimeKernel *RealTimeKernel `json:"realTimeKernel,omitempty"`
+	// KernelPageSize is "4k" (the default) or "64k" (aarch64 only: the
+	// 64k-pages kernel).
+	KernelPageSize *string `json:"kernelPageSize,omitempty"`
 	// AdditionalKernelArgs are appended to the kernel arguments, in order.
 	AdditionalKernelArgs []string `json:"additionalKernelArgs,omitempty"`
 	// NUMA sets the topology manager policy.
@@ -61,11 +89,25 @@ type CPU struct {
 	Reserved string `json:"reserved,omitempty"`
 	// Isolated CPUs run latency-sensitive workloads. Required.
 	Isolated string `json:"isolated,omitempty"`
-	// Offlined CPUs are taken offline at boot.
-	Offlined string `json:"offlined,omitempty"`
 	// BalanceIsolated false removes the isolated CPUs from the scheduler's
 	// load balancing. Nil: true.
 	BalanceIsolated *bool `json:"balanceIsolated,omitempty"`
+	// Offlined CPUs are taken offline at boot.
+	Offlined string `json:"offlined,omitempty"`
+	// Shared CPUs are shared among guaranteed pods beside their exclusive
+	// CPUs (with the mixedCpus workload hint).
+	Shared string `json:"shared,omitempty"`
+	// OvsDpdk CPUs run OVS-DPDK poll mode threads, isolated from the
+	// operating system and Kubernetes.
+	OvsDpdk string `json:"ovsDpdk,omitempty"`
+}
+
+// HardwareTuning sets CPU frequency limits in kHz.
+type HardwareTuning struct {
+	// IsolatedCpuFreq is the maximum frequency of the isolated CPUs.
+	IsolatedCpuFreq *int64 `json:"isolatedCpuFreq,omitempty"`
+	// ReservedCpuFreq is the maximum frequency of the reserved CPUs.
+	ReservedCpuFreq *int64 `json:"reservedCpuFreq,omitempty"`
 }
 
 // HugePages are the huge pages to allocate at boot.
@@ -82,7 +124,7 @@ type HugePages struct {
 type HugePage struct {
 	// Size is a huge page size such as "2M" or "1G".
 	Size string `json:"size,omitempty"`
-	// Count is the number of pages, at least 1.
+	// Count is the number of pages.
 	Count int32 `json:"count,omitempty"`
 	// Node is the NUMA node; nil spreads the pages (kernel arguments), set
 	// allocates them on that node at boot (a systemd unit).
@@ -112,7 +154,8 @@ type Net struct {
 }
 
 // Device matches network devices by interface name (shell pattern, "!"
-// negates), vendor ID and device ID ("0x" and four hexadecimal digits).
+// negates), vendor ID and device ID ("0x" and up to four hexadecimal
+// digits).
 type Device struct {
 	// InterfaceName is a shell pattern of interface names.
 	InterfaceName *string `json:"interfaceName,omitempty"`
@@ -131,8 +174,8 @@ type WorkloadHints struct {
 	// PerPodPowerManagement lets pods choose power settings; it excludes
 	// HighPowerConsumption.
 	PerPodPowerManagement *bool `json:"perPodPowerManagement,omitempty"`
-	// MixedCpus needs shared CPUs, which this version of the API does not
-	// have: true is an error.
+	// MixedCpus lets guaranteed pods use the shared CPUs (cpu.shared); it
+	// takes effect when the MixedCPUsAllocation feature gate is enabled.
 	MixedCpus *bool `json:"mixedCpus,omitempty"`
 }
 
@@ -162,66 +205,6 @@ type Condition struct {
 	LastTransitionTime *metav1.Time `json:"lastTransitionTime,omitempty"`
 }
 
-// Decode converts an object (as parsed from YAML) into a PerformanceProfile.
-// Unknown fields and wrong types are errors; the kind must be
-// performance.openshift.io/v2 PerformanceProfile.
-func Decode(obj map[string]any) (*PerformanceProfile, error) {
-	apiVersion, _ := obj["apiVersion"].(string)
-	kind, _ := obj["kind"].(string)
-	if gv := GroupVersionKind.GroupVersion().String(); apiVersion != gv || kind != GroupVersionKind.Kind {
-		return nil, fmt.Errorf("is %s %s, want %s %s", apiVersion, kind, GroupVersionKind.GroupVersion(), GroupVersionKind.Kind)
-	}
-	pp := &PerformanceProfile{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(obj, pp, true); err != nil {
-		// The converter names unknown fields but not mistyped ones;
-		// encoding/json does.
-		if raw, merr := json.Marshal(obj); merr == nil {
-			var te *json.UnmarshalTypeError
-			if errors.As(json.Unmarshal(raw, &PerformanceProfile{}), &te) && te.Field != "" {
-				return nil, fmt.Errorf("%s: is %s, want %s", te.Field, jsonKind(te.Value), goKind(te.Type.Kind()))
-			}
-		}
-		return nil, err
-	}
-	return pp, nil
-}
-
-// jsonKind names a JSON value kind as encoding/json reports it.
-func jsonKind(v string) string {
-	switch v {
-	case "array":
-		return "a list"
-	case "object":
-		return "an object"
-	case "number":
-		return "a number"
-	case "bool":
-		return "a boolean"
-	}
-	if strings.HasPrefix(v, "number ") {
-		return v
-	}
-	return "a " + v
-}
-
-// goKind names the JSON kind a Go kind decodes from.
-func goKind(k reflect.Kind) string {
-	switch k {
-	case reflect.Slice, reflect.Array:
-		return "a list"
-	case reflect.Struct, reflect.Map:
-		return "an object"
-	case reflect.Bool:
-		return "a boolean"
-	case reflect.String:
-		return "a string"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "an integer"
-	}
-	return k.String()
-}
-
 // realTimeKernel reports whether the realtime kernel is asked for.
 func (s *PerformanceProfileSpec) realTimeKernel() bool {
 	return s.RealTimeKernel != nil && s.RealTimeKernel.Enabled != nil && *s.RealTimeKernel.Enabled
@@ -246,6 +229,17 @@ func (s *PerformanceProfileSpec) topologyPolicy() string {
 		return *s.NUMA.TopologyPolicy
 	}
 	return "best-effort"
+}
+
+// kernelPageSize64k reports whether the 64k-pages kernel is asked for.
+func (s *PerformanceProfileSpec) kernelPageSize64k() bool {
+	return s.KernelPageSize != nil && *s.KernelPageSize == "64k"
+}
+
+// mixedCPUs reports whether the profile asks for mixed CPUs (shared CPUs
+// and the mixedCpus hint).
+func (s *PerformanceProfileSpec) mixedCPUs() bool {
+	return s.CPU != nil && s.CPU.Shared != "" && s.WorkloadHints != nil && isTrue(s.WorkloadHints.MixedCpus)
 }
 
 func isTrue(b *bool) bool { return b != nil && *b }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -31,130 +30,181 @@ func (e FieldError) Error() string {
 	return fmt.Sprintf("%s %q %s", e.Field, e.Value, e.Detail)
 }
 
-// hugePageSizes are the huge page sizes a profile may name (x86_64 and
-// aarch64 with either kernel page size), with their size in kB.
-var hugePageSizes = map[string]int64{
-	"64k":  64,
-	"2M":   2 << 10,
-	"32M":  32 << 10,
-	"512M": 512 << 10,
-	"1G":   1 << 20,
-	"16G":  16 << 20,
-}
-
-// knownHugePageSizes lists hugePageSizes from small to big, for messages.
-func knownHugePageSizes() string {
-	names := make([]string, 0, len(hugePageSizes))
-	for n := range hugePageSizes {
-		names = append(names, n)
-	}
-	sort.Slice(names, func(i, j int) bool { return hugePageSizes[names[i]] < hugePageSizes[names[j]] })
-	return strings.Join(names, ", ")
-}
-
 // topologyPolicies are the kubelet topology manager policies.
 var topologyPolicies = []string{"none", "best-effort", "restricted", "single-numa-node"}
 
-// hexID is a PCI vendor or device ID.
-var hexID = regexp.MustCompile(`^0x[0-9a-fA-F]{4}$`)
+// kernelPageSizes are the kernel page sizes of x86_64 (4k) and aarch64 (4k,
+// 64k).
+var kernelPageSizes = []string{"4k", "64k"}
+
+// hexID is a PCI vendor or device ID as NTO's webhook takes it: 0x and one
+// to four hexadecimal digits.
+var hexID = regexp.MustCompile(`^0x[0-9a-fA-F]{1,4}$`)
 
 // cpuSets are a profile's CPU sets, parsed.
 type cpuSets struct {
-	reserved, isolated, offlined cpuset.CPUSet
+	reserved, isolated, offlined, shared, ovsDpdk cpuset.CPUSet
 }
 
-// Validate checks a profile and returns every problem, in field order. A
-// profile without problems renders.
+// Validate checks a profile as NTO's admission webhook does when it cannot
+// see the nodes, plus what makes no sense on any node (a kernel page size
+// other than 4k or 64k, 64k pages with the realtime kernel, negative huge
+// page counts, NUMA nodes and CPU frequencies, CPU ids above MaxCPUID,
+// control characters in text the render writes into TuneD profiles), and
+// returns every problem in field order. A profile without problems renders.
 func Validate(pp *PerformanceProfile) []FieldError {
 	var errs []FieldError
 	add := func(field, value, format string, args ...any) {
 		errs = append(errs, FieldError{Field: field, Value: value, Detail: fmt.Sprintf(format, args...)})
 	}
+	s := &pp.Spec
 
 	// The longest name derived from the profile's must be a valid name.
-	if msgs := validation.IsDNS1123Subdomain(tunedName(pp.Name)); len(msgs) > 0 {
-		add("metadata.name", pp.Name, "cannot name the rendered objects (%s): %s", tunedName(pp.Name), strings.Join(msgs, "; "))
+	if msgs := validation.IsDNS1123Subdomain(tunedVendorName(pp.Name, "intel-x86")); len(msgs) > 0 {
+		add("metadata.name", pp.Name, "cannot name the rendered objects (%s): %s", tunedVendorName(pp.Name, "intel-x86"), strings.Join(msgs, "; "))
 	}
 
-	errs = append(errs, validateCPU(pp.Spec.CPU)...)
-	errs = append(errs, validateSelectors(&pp.Spec)...)
+	errs = append(errs, validateCPU(s.CPU)...)
+	errs = append(errs, validateSelectors(s)...)
 
-	if hp := pp.Spec.HugePages; hp != nil {
-		if hp.DefaultHugePagesSize == "" && len(hp.Pages) > 0 {
-			add("spec.hugepages.defaultHugepagesSize", "", "required when pages are given")
-		} else if _, ok := hugePageSizes[hp.DefaultHugePagesSize]; !ok && hp.DefaultHugePagesSize != "" {
-			add("spec.hugepages.defaultHugepagesSize", hp.DefaultHugePagesSize, "is not a known huge page size (%s)", knownHugePageSizes())
-		}
-		seen := map[string]int{}
-		for i, p := range hp.Pages {
-			field := fmt.Sprintf("spec.hugepages.pages[%d]", i)
-			if p.Size == "" {
-				add(field+".size", "", "required")
-			} else if _, ok := hugePageSizes[p.Size]; !ok {
-				add(field+".size", p.Size, "is not a known huge page size (%s)", knownHugePageSizes())
-			}
-			if p.Count < 1 {
-				add(field+".count", strconv.Itoa(int(p.Count)), "must be at least 1")
-			}
-			key, where := p.Size, "without a NUMA node"
-			if p.Node != nil {
-				if *p.Node < 0 {
-					add(field+".node", strconv.Itoa(int(*p.Node)), "must not be negative")
-				}
-				key, where = fmt.Sprintf("%s/%d", p.Size, *p.Node), fmt.Sprintf("on NUMA node %d", *p.Node)
-			}
-			if j, ok := seen[key]; ok {
-				add(field, "", "repeats spec.hugepages.pages[%d]: pages of size %s %s", j, p.Size, where)
-			} else {
-				seen[key] = i
-			}
+	if k := s.KernelPageSize; k != nil {
+		if !slices.Contains(kernelPageSizes, *k) {
+			add("spec.kernelPageSize", *k, "is not a kernel page size (%s)", strings.Join(kernelPageSizes, ", "))
+		} else if *k == "64k" && s.realTimeKernel() {
+			add("spec.kernelPageSize", *k, "cannot be used with the realtime kernel (spec.realTimeKernel.enabled)")
 		}
 	}
 
-	if n := pp.Spec.NUMA; n != nil && n.TopologyPolicy != nil && !slices.Contains(topologyPolicies, *n.TopologyPolicy) {
+	errs = append(errs, validateHugePages(s.HugePages)...)
+
+	if n := s.NUMA; n != nil && n.TopologyPolicy != nil && !slices.Contains(topologyPolicies, *n.TopologyPolicy) {
 		add("spec.numa.topologyPolicy", *n.TopologyPolicy, "is not one of %s", strings.Join(topologyPolicies, ", "))
 	}
 
-	for i, arg := range pp.Spec.AdditionalKernelArgs {
-		field := fmt.Sprintf("spec.additionalKernelArgs[%d]", i)
-		switch {
-		case strings.TrimSpace(arg) == "":
-			add(field, "", "must not be empty")
-		case strings.ContainsAny(arg, " \t\n\r"):
-			add(field, arg, "must be one argument, without spaces")
+	for i, arg := range s.AdditionalKernelArgs {
+		if hasControl(arg) {
+			add(fmt.Sprintf("spec.additionalKernelArgs[%d]", i), arg, "holds a control character (a line break would end the TuneD option)")
 		}
 	}
 
-	if h := pp.Spec.WorkloadHints; h != nil {
-		if isTrue(h.HighPowerConsumption) && isTrue(h.PerPodPowerManagement) {
-			add("spec.workloadHints.perPodPowerManagement", "", "cannot be true together with spec.workloadHints.highPowerConsumption")
-		}
-		if h.RealTime != nil && !*h.RealTime && pp.Spec.realTimeKernel() {
-			add("spec.workloadHints.realTime", "", "cannot be false when spec.realTimeKernel.enabled is true")
-		}
-		if isTrue(h.MixedCpus) {
-			add("spec.workloadHints.mixedCpus", "", "needs shared CPUs, which this version of the API cannot describe")
-		}
-	}
-
-	if n := pp.Spec.Net; n != nil {
+	if n := s.Net; n != nil {
 		for i, d := range n.Devices {
 			field := fmt.Sprintf("spec.net.devices[%d]", i)
-			if d.InterfaceName != nil && strings.TrimPrefix(*d.InterfaceName, "!") == "" {
-				add(field+".interfaceName", *d.InterfaceName, "names no interface")
+			if d.InterfaceName != nil && *d.InterfaceName == "" {
+				add(field+".interfaceName", "", "must not be empty")
+			}
+			if d.InterfaceName != nil && hasControl(*d.InterfaceName) {
+				add(field+".interfaceName", *d.InterfaceName, "holds a control character")
 			}
 			if d.VendorID != nil && !hexID.MatchString(*d.VendorID) {
-				add(field+".vendorID", *d.VendorID, "is not 0x and four hexadecimal digits")
+				add(field+".vendorID", *d.VendorID, "is not 0x and up to four hexadecimal digits (a 16-bit PCI id)")
 			}
 			if d.DeviceID != nil && !hexID.MatchString(*d.DeviceID) {
-				add(field+".deviceID", *d.DeviceID, "is not 0x and four hexadecimal digits")
+				add(field+".deviceID", *d.DeviceID, "is not 0x and up to four hexadecimal digits (a 16-bit PCI id)")
 			}
 			if d.DeviceID != nil && d.VendorID == nil {
 				add(field+".deviceID", "", "needs a vendorID")
 			}
 		}
 	}
+
+	if h := s.WorkloadHints; h != nil {
+		if h.RealTime != nil && !*h.RealTime && s.realTimeKernel() {
+			add("spec.workloadHints.realTime", "", "cannot be false when spec.realTimeKernel.enabled is true")
+		}
+		if isTrue(h.HighPowerConsumption) && isTrue(h.PerPodPowerManagement) {
+			add("spec.workloadHints.perPodPowerManagement", "", "cannot be true together with spec.workloadHints.highPowerConsumption")
+		}
+		if isTrue(h.MixedCpus) && (s.CPU == nil || s.CPU.Shared == "") {
+			add("spec.workloadHints.mixedCpus", "", "needs shared CPUs (spec.cpu.shared)")
+		}
+	}
+
+	if h := s.HardwareTuning; h != nil {
+		if h.IsolatedCpuFreq == nil || h.ReservedCpuFreq == nil {
+			add("spec.hardwareTuning", "", "needs both isolatedCpuFreq and reservedCpuFreq")
+		} else {
+			for _, f := range []struct {
+				field string
+				v     int64
+			}{{"isolatedCpuFreq", *h.IsolatedCpuFreq}, {"reservedCpuFreq", *h.ReservedCpuFreq}} {
+				if f.v <= 0 {
+					add("spec.hardwareTuning."+f.field, strconv.FormatInt(f.v, 10), "must be a frequency above 0 (kHz)")
+				}
+			}
+		}
+	}
 	return errs
+}
+
+// validateHugePages checks the huge pages: a default size with pages, known
+// sizes, counts and nodes not negative, no size repeated on one node (or
+// without one).
+func validateHugePages(hp *HugePages) []FieldError {
+	if hp == nil {
+		return nil
+	}
+	var errs []FieldError
+	add := func(field, value, format string, args ...any) {
+		errs = append(errs, FieldError{Field: field, Value: value, Detail: fmt.Sprintf(format, args...)})
+	}
+	if hp.DefaultHugePagesSize == "" && len(hp.Pages) > 0 {
+		add("spec.hugepages.defaultHugepagesSize", "", "required when pages are given")
+	} else if hp.DefaultHugePagesSize != "" && !slices.Contains(hugePageSizes, hp.DefaultHugePagesSize) {
+		add("spec.hugepages.defaultHugepagesSize", hp.DefaultHugePagesSize, "is not a known huge page size (%s)", knownHugePageSizes(hugePageSizes))
+	}
+	seen := map[string]int{}
+	for i, p := range hp.Pages {
+		field := fmt.Sprintf("spec.hugepages.pages[%d]", i)
+		if p.Size == "" {
+			add(field+".size", "", "required (a size such as 2M)")
+		} else if !slices.Contains(hugePageSizes, p.Size) {
+			add(field+".size", p.Size, "is not a known huge page size (%s)", knownHugePageSizes(hugePageSizes))
+		}
+		if p.Count < 0 {
+			add(field+".count", strconv.Itoa(int(p.Count)), "must not be negative")
+		}
+		key, where := p.Size, "without a NUMA node"
+		if p.Node != nil {
+			if *p.Node < 0 {
+				add(field+".node", strconv.Itoa(int(*p.Node)), "must not be negative")
+			}
+			key, where = fmt.Sprintf("%s/%d", p.Size, *p.Node), fmt.Sprintf("on NUMA node %d", *p.Node)
+		}
+		if j, ok := seen[key]; ok {
+			add(field, "", "repeats spec.hugepages.pages[%d]: pages of size %s %s", j, p.Size, where)
+		} else {
+			seen[key] = i
+		}
+	}
+	return errs
+}
+
+// Warnings are what NTO's webhook rejects once it sees the nodes, but the
+// render cannot know (so NTO's render renders them too): huge page sizes
+// that aarch64 does not offer with 64k kernel pages.
+func Warnings(pp *PerformanceProfile) []FieldError {
+	var out []FieldError
+	s := &pp.Spec
+	if !s.kernelPageSize64k() || s.HugePages == nil {
+		return nil
+	}
+	check := func(field, size string) {
+		if size != "" && !slices.Contains(hugePageSizes64k, size) {
+			out = append(out, FieldError{Field: field, Value: size, Detail: fmt.Sprintf(
+				"is not a huge page size of aarch64 with 64k kernel pages (%s): NTO's webhook rejects it once it sees the nodes", knownHugePageSizes(hugePageSizes64k))})
+		}
+	}
+	check("spec.hugepages.defaultHugepagesSize", s.HugePages.DefaultHugePagesSize)
+	for i, p := range s.HugePages.Pages {
+		check(fmt.Sprintf("spec.hugepages.pages[%d].size", i), p.Size)
+	}
+	return out
+}
+
+// hasControl reports whether s holds a control character.
+func hasControl(s string) bool {
+	return strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f })
 }
 
 // validateCPU checks the CPU sets: they must parse, reserved and isolated
@@ -181,17 +231,17 @@ func parseCPUs(c *CPU) (cpuSets, []FieldError) {
 		{field: "spec.cpu.reserved", value: c.Reserved, set: &sets.reserved, required: true},
 		{field: "spec.cpu.isolated", value: c.Isolated, set: &sets.isolated, required: true},
 		{field: "spec.cpu.offlined", value: c.Offlined, set: &sets.offlined},
+		{field: "spec.cpu.shared", value: c.Shared, set: &sets.shared},
+		{field: "spec.cpu.ovsDpdk", value: c.OvsDpdk, set: &sets.ovsDpdk},
 	}
 	for _, n := range list {
-		if strings.TrimSpace(n.value) == "" {
-			if n.required {
-				errs = append(errs, FieldError{Field: n.field, Detail: "required (a CPU set such as \"0-1\")"})
-			}
+		s, err := ParseCPUList(n.value)
+		if err != nil {
+			errs = append(errs, FieldError{Field: n.field, Value: n.value, Detail: "is not a CPU list such as \"0-3,8\": " + err.Error()})
 			continue
 		}
-		s, err := cpuset.Parse(n.value)
-		if err != nil {
-			errs = append(errs, FieldError{Field: n.field, Value: n.value, Detail: "is not a CPU set such as \"0-3,8\""})
+		if n.required && s.IsEmpty() {
+			errs = append(errs, FieldError{Field: n.field, Detail: "required (a CPU list such as \"0-1\")"})
 			continue
 		}
 		*n.set, n.ok = s, true
@@ -211,7 +261,7 @@ func parseCPUs(c *CPU) (cpuSets, []FieldError) {
 }
 
 // roleLabel is the machine config role label, the default of
-// machineConfigLabel and machineConfigPoolSelector.
+// machineConfigLabel.
 const roleLabel = "machineconfiguration.openshift.io/role"
 
 // validateSelectors checks the node selector and the machine config label
@@ -231,8 +281,11 @@ func validateSelectors(s *PerformanceProfileSpec) []FieldError {
 			}
 		}
 	}
-	if len(s.NodeSelector) == 0 {
+	switch {
+	case len(s.NodeSelector) == 0:
 		add("spec.nodeSelector", "", "required (for example node-role.kubernetes.io/worker-cnf: \"\")")
+	case len(s.NodeSelector) > 1:
+		add("spec.nodeSelector", "", "must have exactly one label, has %d", len(s.NodeSelector))
 	}
 	checkLabels("spec.nodeSelector", s.NodeSelector)
 	for _, f := range []struct {
@@ -244,7 +297,7 @@ func validateSelectors(s *PerformanceProfileSpec) []FieldError {
 		}
 		checkLabels(f.field, f.m)
 	}
-	if (s.MachineConfigLabel == nil || s.MachineConfigPoolSelector == nil) && len(s.NodeSelector) > 0 {
+	if (s.MachineConfigLabel == nil || s.MachineConfigPoolSelector == nil) && len(s.NodeSelector) == 1 {
 		if _, err := nodeRole(s.NodeSelector); err != nil {
 			add("spec.nodeSelector", "", "%v, to default spec.machineConfigLabel and spec.machineConfigPoolSelector", err)
 		}
@@ -258,19 +311,10 @@ func nodeRole(sel map[string]string) (string, error) {
 		return "", fmt.Errorf("must have exactly one label <domain>/<role>, has %d", len(sel))
 	}
 	for k := range sel {
-		if _, role, ok := strings.Cut(k, "/"); ok && role != "" {
+		if _, role, ok := strings.Cut(k, "/"); ok && role != "" && !strings.Contains(role, "/") {
 			return role, nil
 		}
 		return "", fmt.Errorf("label %q is not <domain>/<role>", k)
 	}
 	return "", nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -53,23 +53,45 @@ func TestValidate(t *testing.T) {
 		{name: "valid", change: nil, want: nil},
 		{name: "isolated overlaps reserved", change: func(o map[string]any) { cpu(o)["isolated"] = "1-3" },
 			want: []string{`spec.cpu.isolated "1-3" overlaps spec.cpu.reserved "0-1"`}},
-		{name: "offlined overlaps both", change: func(o map[string]any) { cpu(o)["offlined"] = "1-2" },
-			want: []string{`spec.cpu.offlined "1-2" overlaps spec.cpu.reserved "0-1"`, `spec.cpu.offlined "1-2" overlaps spec.cpu.isolated "2-7"`}},
-		{name: "cpu sets must parse", change: func(o map[string]any) { cpu(o)["reserved"] = "0-x"; cpu(o)["offlined"] = "9-8" },
-			want: []string{`spec.cpu.reserved "0-x" is not a CPU set such as "0-3,8"`, `spec.cpu.offlined "9-8" is not a CPU set such as "0-3,8"`}},
-		{name: "reserved and isolated required", change: func(o map[string]any) { delete(cpu(o), "reserved"); cpu(o)["isolated"] = " " },
-			want: []string{`spec.cpu.reserved: required (a CPU set such as "0-1")`, `spec.cpu.isolated: required (a CPU set such as "0-1")`}},
+		{name: "every CPU set overlapping the others", change: func(o map[string]any) {
+			cpu(o)["offlined"] = "1-2"
+			cpu(o)["shared"] = "7-8"
+			cpu(o)["ovsDpdk"] = "8"
+		}, want: []string{
+			`spec.cpu.offlined "1-2" overlaps spec.cpu.reserved "0-1"`, `spec.cpu.offlined "1-2" overlaps spec.cpu.isolated "2-7"`,
+			`spec.cpu.shared "7-8" overlaps spec.cpu.isolated "2-7"`, `spec.cpu.ovsDpdk "8" overlaps spec.cpu.shared "7-8"`,
+		}},
+		{name: "cpu lists must parse", change: func(o map[string]any) {
+			cpu(o)["reserved"] = "0-x"
+			cpu(o)["offlined"] = "9-8"
+			cpu(o)["shared"] = "1,,2"
+			cpu(o)["ovsDpdk"] = " 8"
+		}, want: []string{
+			`spec.cpu.reserved "0-x" is not a CPU list such as "0-3,8": "0-x": "x" is not a CPU id (a decimal number)`,
+			`spec.cpu.offlined "9-8" is not a CPU list such as "0-3,8": "9-8": range from 9 down to 8`,
+			`spec.cpu.shared "1,,2" is not a CPU list such as "0-3,8": "": a CPU id is missing`,
+			`spec.cpu.ovsDpdk " 8" is not a CPU list such as "0-3,8": " 8": " 8" is not a CPU id (a decimal number)`,
+		}},
+		{name: "cpu lists are bounded before they are expanded", change: func(o map[string]any) {
+			cpu(o)["isolated"] = "2-2000000000"
+			cpu(o)["offlined"] = "99999999999999999999"
+		}, want: []string{
+			`spec.cpu.isolated "2-2000000000" is not a CPU list such as "0-3,8": "2-2000000000": CPU 2000000000 is above the highest CPU id 8191`,
+			`spec.cpu.offlined "99999999999999999999" is not a CPU list such as "0-3,8": "99999999999999999999": CPU 99999999999999999999 is above the highest CPU id 8191`,
+		}},
+		{name: "reserved and isolated required", change: func(o map[string]any) { delete(cpu(o), "reserved"); cpu(o)["isolated"] = "" },
+			want: []string{`spec.cpu.reserved: required (a CPU list such as "0-1")`, `spec.cpu.isolated: required (a CPU list such as "0-1")`}},
 		{name: "cpu required", change: func(o map[string]any) { delete(spec(o), "cpu") },
 			want: []string{"spec.cpu: required"}},
 		{name: "node selector required", change: func(o map[string]any) { delete(spec(o), "nodeSelector") },
 			want: []string{`spec.nodeSelector: required (for example node-role.kubernetes.io/worker-cnf: "")`}},
 		{name: "node selector without a role", change: func(o map[string]any) { spec(o)["nodeSelector"] = map[string]any{"worker": ""} },
 			want: []string{`spec.nodeSelector: label "worker" is not <domain>/<role>, to default spec.machineConfigLabel and spec.machineConfigPoolSelector`}},
-		{name: "node selector of two labels with explicit pool labels", change: func(o map[string]any) {
+		{name: "node selector of two labels", change: func(o map[string]any) {
 			spec(o)["nodeSelector"] = map[string]any{"a.io/x": "", "b.io/y": "1"}
 			spec(o)["machineConfigLabel"] = map[string]any{"pool": "x"}
 			spec(o)["machineConfigPoolSelector"] = map[string]any{"pool": "x"}
-		}, want: nil},
+		}, want: []string{"spec.nodeSelector: must have exactly one label, has 2"}},
 		{name: "machine config label of two labels", change: func(o map[string]any) {
 			spec(o)["machineConfigLabel"] = map[string]any{"a": "1", "b": "2"}
 		}, want: []string{"spec.machineConfigLabel: must have exactly one label, has 2"}},
@@ -89,45 +111,67 @@ func TestValidate(t *testing.T) {
 			spec(o)["hugepages"] = map[string]any{"defaultHugepagesSize": "1G", "pages": []any{
 				map[string]any{"size": "1G", "count": 0},
 				map[string]any{"count": 2},
-				map[string]any{"size": "2M", "count": 2, "node": -1},
+				map[string]any{"size": "2M", "count": -2, "node": -1},
 				map[string]any{"size": "2M", "count": 2, "node": 0},
 				map[string]any{"size": "2M", "count": 9, "node": 0},
 				map[string]any{"size": "1G", "count": 9},
 			}}
 		}, want: []string{
-			`spec.hugepages.pages[0].count "0" must be at least 1`,
-			`spec.hugepages.pages[1].size: required`,
+			`spec.hugepages.pages[1].size: required (a size such as 2M)`,
+			`spec.hugepages.pages[2].count "-2" must not be negative`,
 			`spec.hugepages.pages[2].node "-1" must not be negative`,
 			`spec.hugepages.pages[4]: repeats spec.hugepages.pages[3]: pages of size 2M on NUMA node 0`,
 			`spec.hugepages.pages[5]: repeats spec.hugepages.pages[0]: pages of size 1G without a NUMA node`,
 		}},
+		{name: "kernel page size", change: func(o map[string]any) {
+			spec(o)["kernelPageSize"] = "16k"
+		}, want: []string{`spec.kernelPageSize "16k" is not a kernel page size (4k, 64k)`}},
+		{name: "64k pages with the realtime kernel", change: func(o map[string]any) {
+			spec(o)["kernelPageSize"] = "64k"
+			spec(o)["realTimeKernel"] = map[string]any{"enabled": true}
+		}, want: []string{`spec.kernelPageSize "64k" cannot be used with the realtime kernel (spec.realTimeKernel.enabled)`}},
 		{name: "topology policy", change: func(o map[string]any) { spec(o)["numa"] = map[string]any{"topologyPolicy": "numa-first"} },
 			want: []string{`spec.numa.topologyPolicy "numa-first" is not one of none, best-effort, restricted, single-numa-node`}},
-		{name: "kernel arguments", change: func(o map[string]any) { spec(o)["additionalKernelArgs"] = []any{"audit=0", "", "a b"} },
-			want: []string{"spec.additionalKernelArgs[1]: must not be empty", `spec.additionalKernelArgs[2] "a b" must be one argument, without spaces`}},
+		{name: "kernel arguments: spaces are fine, line breaks are not", change: func(o map[string]any) {
+			spec(o)["additionalKernelArgs"] = []any{"audit=0", "", "a b", "x\n[sysctl]\nkernel.panic=1"}
+		}, want: []string{"spec.additionalKernelArgs[3] \"x\\n[sysctl]\\nkernel.panic=1\" holds a control character (a line break would end the TuneD option)"}},
 		{name: "workload hints", change: func(o map[string]any) {
 			spec(o)["realTimeKernel"] = map[string]any{"enabled": true}
 			spec(o)["workloadHints"] = map[string]any{"highPowerConsumption": true, "perPodPowerManagement": true, "realTime": false, "mixedCpus": true}
 		}, want: []string{
-			"spec.workloadHints.perPodPowerManagement: cannot be true together with spec.workloadHints.highPowerConsumption",
 			"spec.workloadHints.realTime: cannot be false when spec.realTimeKernel.enabled is true",
-			"spec.workloadHints.mixedCpus: needs shared CPUs, which this version of the API cannot describe",
+			"spec.workloadHints.perPodPowerManagement: cannot be true together with spec.workloadHints.highPowerConsumption",
+			"spec.workloadHints.mixedCpus: needs shared CPUs (spec.cpu.shared)",
 		}},
+		{name: "mixed CPUs with shared CPUs", change: func(o map[string]any) {
+			cpu(o)["shared"] = "8"
+			spec(o)["workloadHints"] = map[string]any{"mixedCpus": true}
+		}, want: nil},
+		{name: "hardware tuning", change: func(o map[string]any) {
+			spec(o)["hardwareTuning"] = map[string]any{"isolatedCpuFreq": 0, "reservedCpuFreq": -5}
+		}, want: []string{
+			`spec.hardwareTuning.isolatedCpuFreq "0" must be a frequency above 0 (kHz)`,
+			`spec.hardwareTuning.reservedCpuFreq "-5" must be a frequency above 0 (kHz)`,
+		}},
+		{name: "hardware tuning needs both", change: func(o map[string]any) {
+			spec(o)["hardwareTuning"] = map[string]any{"isolatedCpuFreq": 2000000}
+		}, want: []string{"spec.hardwareTuning: needs both isolatedCpuFreq and reservedCpuFreq"}},
 		{name: "net devices", change: func(o map[string]any) {
 			spec(o)["net"] = map[string]any{"userLevelNetworking": true, "devices": []any{
-				map[string]any{"interfaceName": "!"},
-				map[string]any{"vendorID": "8086", "deviceID": "0x15"},
+				map[string]any{"interfaceName": ""},
+				map[string]any{"vendorID": "8086", "deviceID": "0x15923"},
 				map[string]any{"deviceID": "0x1592"},
+				map[string]any{"interfaceName": "!eno1", "vendorID": "0x15"},
 			}}
 		}, want: []string{
-			`spec.net.devices[0].interfaceName "!" names no interface`,
-			`spec.net.devices[1].vendorID "8086" is not 0x and four hexadecimal digits`,
-			`spec.net.devices[1].deviceID "0x15" is not 0x and four hexadecimal digits`,
+			`spec.net.devices[0].interfaceName: must not be empty`,
+			`spec.net.devices[1].vendorID "8086" is not 0x and up to four hexadecimal digits (a 16-bit PCI id)`,
+			`spec.net.devices[1].deviceID "0x15923" is not 0x and up to four hexadecimal digits (a 16-bit PCI id)`,
 			`spec.net.devices[2].deviceID: needs a vendorID`,
 		}},
 		{name: "name too long for the rendered objects", change: func(o map[string]any) {
-			o["metadata"].(map[string]any)["name"] = strings.Repeat("a", 230)
-		}, want: []string{`metadata.name "` + strings.Repeat("a", 230) + `" cannot name the rendered objects (openshift-node-performance-` + strings.Repeat("a", 230) + `): must be no more than 253 characters`}},
+			o["metadata"].(map[string]any)["name"] = strings.Repeat("a", 220)
+		}, want: []string{`metadata.name "` + strings.Repeat("a", 220) + `" cannot name the rendered objects (openshift-node-performance-intel-x86-` + strings.Repeat("a", 220) + `): must be no more than 253 characters`}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -146,6 +190,8 @@ func TestValidate(t *testing.T) {
 	}
 }
 
+// TestDecodeErrors: wrong types and numbers out of their field's range are
+// errors naming the field with its indexes, never values that wrap around.
 func TestDecodeErrors(t *testing.T) {
 	cases := []struct {
 		name   string
@@ -156,10 +202,20 @@ func TestDecodeErrors(t *testing.T) {
 		{"wrong type", func(o map[string]any) { spec(o)["hugepages"] = map[string]any{"pages": "many"} }, "spec.hugepages.pages: is a string, want a list"},
 		{"wrong number", func(o map[string]any) {
 			spec(o)["hugepages"] = map[string]any{"pages": []any{map[string]any{"count": "2"}}}
-		}, "spec.hugepages.pages.count: is a string, want an integer"},
+		}, "spec.hugepages.pages[0].count: is a string, want an integer"},
 		{"fraction", func(o map[string]any) {
 			spec(o)["hugepages"] = map[string]any{"pages": []any{map[string]any{"count": 2.5}}}
-		}, "spec.hugepages.pages.count: is number 2.5, want an integer"},
+		}, "spec.hugepages.pages[0].count: is the number 2.5, want an integer"},
+		{"count above int32", func(o map[string]any) {
+			spec(o)["hugepages"] = map[string]any{"pages": []any{map[string]any{"size": "2M"}, map[string]any{"size": "1G", "count": int64(4294967297)}}}
+		}, "spec.hugepages.pages[1].count: 4294967297 is out of range: want a 32-bit integer (-2147483648 to 2147483647)"},
+		{"NUMA node above int32", func(o map[string]any) {
+			spec(o)["hugepages"] = map[string]any{"pages": []any{map[string]any{"size": "2M", "count": 1, "node": 2147483648.0}}}
+		}, "spec.hugepages.pages[0].node: 2147483648 is out of range: want a 32-bit integer (-2147483648 to 2147483647)"},
+		{"label value not a string", func(o map[string]any) { spec(o)["nodeSelector"] = map[string]any{"a/b": 1} },
+			`spec.nodeSelector["a/b"]: is the number 1, want a string`},
+		{"frequency not a number", func(o map[string]any) { spec(o)["hardwareTuning"] = map[string]any{"isolatedCpuFreq": "fast"} },
+			"spec.hardwareTuning.isolatedCpuFreq: is a string, want an integer"},
 		{"wrong kind", func(o map[string]any) { o["apiVersion"] = "performance.openshift.io/v1" },
 			"is performance.openshift.io/v1 PerformanceProfile, want performance.openshift.io/v2 PerformanceProfile"},
 	}
@@ -220,7 +276,7 @@ spec:
 `,
 			},
 			want: []string{
-				`component nodetuning: extra/a.yaml#0: PerformanceProfile/a: spec.cpu.offlined "x" is not a CPU set such as "0-3,8"`,
+				`component nodetuning: extra/a.yaml#0: PerformanceProfile/a: spec.cpu.offlined "x" is not a CPU list such as "0-3,8": "x": "x" is not a CPU id (a decimal number)`,
 				`extra/a.yaml#1: PerformanceProfile/b: strict decoding error: unknown field "spec.cpu.unknown"`,
 				`extra/c.yaml#0: PerformanceProfile/c: spec.nodeSelector: label "role" is not <domain>/<role>, to default spec.machineConfigLabel and spec.machineConfigPoolSelector`,
 				`extra/c.yaml#0: PerformanceProfile/c: spec.numa.topologyPolicy "spread" is not one of none, best-effort, restricted, single-numa-node`,

@@ -10,7 +10,11 @@
 // (see docs/node-tuning.md), then:
 //
 //	go run ./hack/ntocompare -nto /work/scratch/nto [-payload-apply BIN] [-v] [-keep DIR]
+//	go run ./hack/ntocompare -nto /work/scratch/nto -scenarios components/nodetuning/testdata/scenarios
 //
+// With -scenarios it renders each subdirectory of that directory instead,
+// laid out as the node tuning tests lay theirs out: extra/ (manifests) and
+// an optional cluster-config.yaml, which NTO reads together.
 // Without -payload-apply it builds ./cmd/payload-apply of this checkout.
 // NTO's inputs are split as payload-apply takes them: Infrastructure objects
 // into a --cluster-config file, the rest (kustomization files left out) into
@@ -62,7 +66,16 @@ func main() {
 	paBin := flag.String("payload-apply", "", "payload-apply binary (default: build ./cmd/payload-apply)")
 	keep := flag.String("keep", "", "write both renders under this directory and keep them")
 	verbose := flag.Bool("v", false, "print the rules and differences of every object")
+	own := flag.String("scenarios", "", "render the scenarios of this directory (extra/, cluster-config.yaml) instead of NTO's")
 	flag.Parse()
+	if *own != "" {
+		list, err := ownScenarios(*own)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "ntocompare:", err)
+			os.Exit(1)
+		}
+		scenarios = list
+	}
 	if err := run(*ntoDir, *ntoBin, *paBin, *keep, *verbose); err != nil {
 		fmt.Fprintln(os.Stderr, "ntocompare:", err)
 		os.Exit(1)
@@ -118,6 +131,34 @@ func run(ntoDir, ntoBin, paBin, keep string, verbose bool) error {
 	return nil
 }
 
+// ownScenarios lists the scenarios of a directory in the node tuning
+// tests' layout, with absolute input paths.
+func ownScenarios(dir string) ([]scenario, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []scenario
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		base, err := filepath.Abs(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		inputs := []string{}
+		if _, err := os.Stat(filepath.Join(base, "extra")); err == nil {
+			inputs = append(inputs, filepath.Join(base, "extra"))
+		}
+		if _, err := os.Stat(filepath.Join(base, "cluster-config.yaml")); err == nil {
+			inputs = append(inputs, filepath.Join(base, "cluster-config.yaml"))
+		}
+		out = append(out, scenario{name: e.Name(), inputs: inputs})
+	}
+	return out, nil
+}
+
 func runScenario(sc scenario, setup, ntoBin, paBin, dir string) ([]ntoequiv.Result, error) {
 	ntoOut, ours, extra := filepath.Join(dir, "nto"), filepath.Join(dir, "ours"), filepath.Join(dir, "extra")
 	for _, d := range []string{ntoOut, extra} {
@@ -127,7 +168,10 @@ func runScenario(sc scenario, setup, ntoBin, paBin, dir string) ([]ntoequiv.Resu
 	}
 	var inputs []string
 	for _, in := range sc.inputs {
-		inputs = append(inputs, filepath.Join(setup, in))
+		if !filepath.IsAbs(in) {
+			in = filepath.Join(setup, in)
+		}
+		inputs = append(inputs, in)
 	}
 	args := append([]string{"render", "--asset-input-dir", strings.Join(inputs, ","), "--asset-output-dir", ntoOut}, sc.flags...)
 	if out, err := exec.Command(ntoBin, args...).CombinedOutput(); err != nil {
@@ -196,7 +240,7 @@ func splitInputs(dirs []string, extra, clusterConfig string) (string, error) {
 			if err != nil {
 				return err
 			}
-			ms, err := manifest.Parse(p, data)
+			ms, err := manifest.Parse(p, data, manifest.ParseOptions{})
 			if err != nil {
 				return err
 			}
@@ -239,7 +283,7 @@ func readTree(dir string) (map[string]map[string]any, error) {
 		if err != nil {
 			return err
 		}
-		ms, err := manifest.Parse(p, data)
+		ms, err := manifest.Parse(p, data, manifest.ParseOptions{})
 		if err != nil {
 			return err
 		}

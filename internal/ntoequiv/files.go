@@ -49,10 +49,11 @@ func ParseUnit(text string) ([]Directive, error) {
 	return out, nil
 }
 
-// unitsEquivalent compares two units directive by directive, in order:
-// Description is ignored, and ExecStart command lines are equal when their
-// first and last words are and they hold the same words (options may come
-// in another order).
+// unitsEquivalent compares two units section by section, each section's
+// directives in order (systemd merges repeated sections, so where a section
+// is split does not matter): Description is ignored, and Exec command lines
+// are equal when their first and last words are and they hold the same
+// words (options may come in another order).
 func unitsEquivalent(a, b string) (bool, string) {
 	da, err := ParseUnit(a)
 	if err != nil {
@@ -62,27 +63,42 @@ func unitsEquivalent(a, b string) (bool, string) {
 	if err != nil {
 		return false, err.Error()
 	}
-	drop := func(ds []Directive) []Directive {
-		return slices.DeleteFunc(ds, func(d Directive) bool { return d.Key == "Description" })
-	}
-	da, db = drop(da), drop(db)
-	if len(da) != len(db) {
-		return false, fmt.Sprintf("%d directives, want %d: %v vs %v", len(db), len(da), keys(db), keys(da))
-	}
-	for i := range da {
-		x, y := da[i], db[i]
-		if x.Section != y.Section || x.Key != y.Key {
-			return false, fmt.Sprintf("directive %d is [%s] %s, want [%s] %s", i, y.Section, y.Key, x.Section, x.Key)
+	ga, gb := bySection(da), bySection(db)
+	for _, sec := range unionKeys(anyMap(ga), anyMap(gb)) {
+		x, y := ga[sec], gb[sec]
+		if len(x) != len(y) {
+			return false, fmt.Sprintf("[%s]: %v, want %v", sec, keys(y), keys(x))
 		}
-		if x.Value == y.Value {
-			continue
+		for i := range x {
+			if x[i].Key != y[i].Key {
+				return false, fmt.Sprintf("[%s] directive %d is %s, want %s", sec, i, y[i].Key, x[i].Key)
+			}
+			if x[i].Value == y[i].Value || strings.HasPrefix(x[i].Key, "Exec") && sameCommand(x[i].Value, y[i].Value) {
+				continue
+			}
+			return false, fmt.Sprintf("[%s] %s=%q, want %q", sec, y[i].Key, y[i].Value, x[i].Value)
 		}
-		if strings.HasPrefix(x.Key, "Exec") && sameCommand(x.Value, y.Value) {
-			continue
-		}
-		return false, fmt.Sprintf("[%s] %s=%q, want %q", y.Section, y.Key, y.Value, x.Value)
 	}
 	return true, ""
+}
+
+// bySection groups directives by section, in order, without Description.
+func bySection(ds []Directive) map[string][]Directive {
+	out := map[string][]Directive{}
+	for _, d := range ds {
+		if d.Key != "Description" {
+			out[d.Section] = append(out[d.Section], d)
+		}
+	}
+	return out
+}
+
+func anyMap[V any](m map[string]V) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
 }
 
 func keys(ds []Directive) []string {
@@ -94,9 +110,15 @@ func keys(ds []Directive) []string {
 }
 
 // sameCommand reports whether two command lines run the same command with
-// the same words, options in any order.
+// the same words, options in any order; quoted words compare without their
+// leading and trailing blanks (as a "bash -c" script reads them).
 func sameCommand(a, b string) bool {
 	wa, wb := shellWords(a), shellWords(b)
+	for _, w := range [][]string{wa, wb} {
+		for i := range w {
+			w[i] = strings.TrimSpace(w[i])
+		}
+	}
 	if len(wa) != len(wb) || len(wa) == 0 || wa[0] != wb[0] || wa[len(wa)-1] != wb[len(wb)-1] {
 		return false
 	}

@@ -113,7 +113,9 @@ func TestUnitsEquivalent(t *testing.T) {
 }
 
 func TestCompare(t *testing.T) {
-	src := func(s string) string { return "data:text/plain;charset=utf-8;base64," + base64.StdEncoding.EncodeToString([]byte(s)) }
+	src := func(s string) string {
+		return "data:text/plain;charset=utf-8;base64," + base64.StdEncoding.EncodeToString([]byte(s))
+	}
 	mc := func(script, crio string, extra map[string]any) map[string]any {
 		spec := map[string]any{
 			"kernelType": "default",

@@ -163,3 +163,43 @@ func onlyIn(a, b []string) []string {
 	}
 	return out
 }
+
+// Cmdline composes the kernel command line of a resolved profile set as
+// TuneD's bootloader plugin does: the [bootloader] options whose names
+// start with "cmdline", sorted by name; a value starting with "+" appends
+// the rest, one starting with "-" removes it from what came before, any
+// other appends the whole value. Variables (${isolated_cores}) are left as
+// written.
+func Cmdline(r *Resolved) string {
+	s := r.Merged.Section("bootloader")
+	if s == nil {
+		return ""
+	}
+	var keys []string
+	values := map[string]string{}
+	for _, o := range s.Options {
+		if strings.HasPrefix(o.Key, "cmdline") {
+			keys = append(keys, o.Key)
+			values[o.Key] = o.Value
+		}
+	}
+	sort.Strings(keys)
+	var words []string
+	for _, k := range keys {
+		v := values[k]
+		if v == "" {
+			continue
+		}
+		switch v[0] {
+		case '+':
+			words = append(words, strings.Fields(v[1:])...)
+		case '-':
+			for _, w := range strings.Fields(v[1:]) {
+				words = slices.DeleteFunc(words, func(x string) bool { return x == w })
+			}
+		default:
+			words = append(words, strings.Fields(v)...)
+		}
+	}
+	return strings.Join(words, " ")
+}

@@ -297,11 +297,16 @@ func TestHostedFlowE2E(t *testing.T) {
 			}
 			return l
 		}
-		e.checkOutput(t, source, "tuned-flow", "tuned", "Tuned", with(nodetuning.LabelTunedConfig))
+		tuned := e.checkOutput(t, source, "tuned-flow", "tuned", "Tuned", with(nodetuning.LabelTunedConfig))
 		mc := e.checkOutput(t, source, "mc-flow", "config", "MachineConfig", with(nodetuning.LabelMachineConfig))
 		e.checkOutput(t, source, "kc-flow", "config", "KubeletConfig", with(nodetuning.LabelKubeletConfig))
-		if !strings.Contains(mc.Data["config"], "nohz_full=1\n") || !strings.Contains(mc.Data["config"], "kernelType: realtime") {
+		// As NTO renders them: the kernel in the MachineConfig, the kernel
+		// arguments in the Tuned's [bootloader].
+		if !strings.Contains(mc.Data["config"], "kernelType: realtime") || strings.Contains(mc.Data["config"], "kernelArguments") {
 			t.Errorf("MachineConfig:\n%s", mc.Data["config"])
+		}
+		if !strings.Contains(tuned.Data["tuned"], "isolated_cores=1\n") || !strings.Contains(tuned.Data["tuned"], "cmdline_cpu_part_nohzfull=+nohz_full=${isolated_cores}\n") {
+			t.Errorf("Tuned:\n%s", tuned.Data["tuned"])
 		}
 		st, status := e.status(t, "flow-status")
 		if len(st.OwnerReferences) != 1 || st.OwnerReferences[0].UID != source.UID {
@@ -364,18 +369,17 @@ func TestHostedFlowE2E(t *testing.T) {
 	step2 := plan(t, "seed", v2)
 	t.Run("changed profile updates what changed", func(t *testing.T) {
 		writes := e.run(t, step2)
-		want := []string{
-			"PUT /api/v1/namespaces/" + e.ns + "/configmaps/tuned-flow",
-			"PUT /api/v1/namespaces/" + e.ns + "/configmaps/mc-flow",
-		}
+		// The isolated CPUs are the Tuned's alone (kernel arguments
+		// included): nothing else changes.
+		want := []string{"PUT /api/v1/namespaces/" + e.ns + "/configmaps/tuned-flow"}
 		if !slices.Equal(writes, want) {
-			t.Errorf("writes %v, want %v (the KubeletConfig, RuntimeClass and status did not change)", writes, want)
+			t.Errorf("writes %v, want %v (the MachineConfig, KubeletConfig, RuntimeClass and status did not change)", writes, want)
 		}
-		if mc := e.configMap(t, "mc-flow").Data["config"]; !strings.Contains(mc, "nohz_full=1,4\n") {
-			t.Errorf("MachineConfig not updated:\n%s", mc)
+		if tuned := e.configMap(t, "tuned-flow").Data["tuned"]; !strings.Contains(tuned, "isolated_cores=1,4\n") {
+			t.Errorf("Tuned not updated:\n%s", tuned)
 		}
 		got := versions()
-		for _, n := range []string{"kc-flow", "flow-status"} {
+		for _, n := range []string{"mc-flow", "kc-flow", "flow-status"} {
 			if got[n] != v[n] {
 				t.Errorf("%s was written", n)
 			}
