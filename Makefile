@@ -77,7 +77,9 @@ FUZZ_TARGETS := \
 	./lib/manifest:FuzzMarshalYAML ./lib/manifest:FuzzInclude \
 	./payload:FuzzParseFileName ./payload:FuzzTaskGraph \
 	./profiles:FuzzMerge ./lib/overlay:FuzzOverlay \
-	./lib/image:FuzzFlatten ./lib/image:FuzzLoadArchive ./lib/image:FuzzOpenLayout
+	./lib/image:FuzzFlatten ./lib/image:FuzzLoadArchive ./lib/image:FuzzOpenLayout \
+	./components/nodetuning:FuzzParseCPUList ./components/nodetuning:FuzzParseHugePageSize \
+	./components/nodetuning:FuzzReservedMemory ./components/nodetuning:FuzzRenderProfile
 FUZZTIME ?= 60s
 FUZZPARALLEL ?= 2
 # The fuzzer minimizes every input that finds new coverage, by default for

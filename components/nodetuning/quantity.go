@@ -24,18 +24,16 @@ const maxSizeDigits = 9
 // followed by "i" and "B": "2M", "1Gi", "64kB"). Sizes below 1 kB and more
 // than nine digits are errors.
 func ParseHugePageSize(s string) (int64, error) {
-	num := strings.TrimRightFunc(s, func(r rune) bool { return r < '0' || r > '9' })
-	unit := s[len(num):]
+	digits := strings.IndexFunc(s, func(r rune) bool { return r < '0' || r > '9' })
+	if digits < 0 {
+		digits = len(s)
+	}
+	num, unit := s[:digits], s[digits:]
 	if num == "" {
 		return 0, fmt.Errorf("%q: want a number and a unit such as 2M", s)
 	}
 	if len(num) > maxSizeDigits {
 		return 0, fmt.Errorf("%q: more than %d digits", s, maxSizeDigits)
-	}
-	for _, c := range num {
-		if c < '0' || c > '9' {
-			return 0, fmt.Errorf("%q: want a number and a unit such as 2M", s)
-		}
 	}
 	n, err := strconv.ParseInt(num, 10, 64)
 	if err != nil {
