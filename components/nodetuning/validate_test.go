@@ -2,6 +2,7 @@ package nodetuning_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -405,5 +406,21 @@ func TestNamingSetting(t *testing.T) {
 	_, err := nodetuning.Hook{Naming: "legacy"}.Render(context.Background(), &component.Input{})
 	if want := `hypershift naming "legacy": want seed or upstream`; err == nil || err.Error() != want {
 		t.Errorf("err = %v, want %s", err, want)
+	}
+}
+
+// TestClusterConfigPartitioning: --cluster-config's cpuPartitioning is
+// checked where the cluster facts are read.
+func TestClusterConfigPartitioning(t *testing.T) {
+	doc := "apiVersion: config.openshift.io/v1\nkind: Infrastructure\nmetadata: {name: cluster}\nstatus: {cpuPartitioning: %s}\n"
+	for value, want := range map[string]string{
+		"AllNodes":   "",
+		"None":       "",
+		"Everywhere": `cc.yaml: Infrastructure/cluster: status.cpuPartitioning "Everywhere": want None or AllNodes`,
+	} {
+		_, err := component.ParseClusterConfig("cc.yaml", []byte(fmt.Sprintf(doc, value)))
+		if (want == "") != (err == nil) || err != nil && err.Error() != want {
+			t.Errorf("%s: err %v, want %q", value, err, want)
+		}
 	}
 }

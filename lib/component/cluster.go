@@ -12,7 +12,8 @@ import (
 )
 
 // ClusterConfig holds the cluster facts components read, as the installer
-// writes them: the Infrastructure, Ingress and FeatureGate config objects
+// writes them (Infrastructure status.cpuPartitioning included: the node
+// tuning component reads it): the Infrastructure, Ingress and FeatureGate config objects
 // named "cluster" and the profile from ConfigMap
 // openshift-config/cluster-profile.
 type ClusterConfig struct {
@@ -119,6 +120,9 @@ func ParseClusterConfig(file string, data []byte) (*ClusterConfig, error) {
 		}
 		if st.InfrastructureTopology != "" && !slices.Contains(infrastructureTopologies, st.InfrastructureTopology) {
 			errs = append(errs, fmt.Errorf("%s: Infrastructure/cluster: status.infrastructureTopology %q: want one of %v", file, st.InfrastructureTopology, infrastructureTopologies))
+		}
+		if p := st.CPUPartitioning; p != "" && p != configv1.CPUPartitioningNone && p != configv1.CPUPartitioningAllNodes {
+			errs = append(errs, fmt.Errorf("%s: Infrastructure/cluster: status.cpuPartitioning %q: want %s or %s", file, p, configv1.CPUPartitioningNone, configv1.CPUPartitioningAllNodes))
 		}
 	}
 	if c.Ingress != nil && !slices.Contains(placements, c.Ingress.Status.DefaultPlacement) {
