@@ -25,7 +25,7 @@ func FuzzRenderProfile(f *testing.F) {
 		if len(data) > 64<<10 {
 			return
 		}
-		ms, err := manifest.Parse("fuzz.yaml", data)
+		ms, err := manifest.Parse("fuzz.yaml", data, manifest.ParseOptions{})
 		if err != nil {
 			return
 		}
