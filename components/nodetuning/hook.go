@@ -23,7 +23,11 @@ func StandaloneFile(profile string) string {
 
 // Hook is the component's render hook. Standalone it renders the
 // PerformanceProfiles among the objects and extra manifests (they stay in
-// the plan) into generated objects; on a hosted control plane it renders
+// the plan) into generated objects, each for the MachineConfigPool that
+// selects its nodes, and, with workload partitioning (Input.Cluster's
+// Infrastructure), each pool's partitioning MachineConfig; the
+// MixedCPUsAllocation feature gate (Input.FeatureGates) turns mixed CPUs
+// on. On a hosted control plane it renders
 // the source ConfigMaps into a HostedStep each, placed after its source,
 // with the outputs as the step's preview. Naming chooses the hosted naming
 // (NamingSeed, the default, or NamingUpstream). Invalid profiles
