@@ -60,6 +60,39 @@ func init() {
 	scenario := profiles(rps)
 	scenario.findings = []string{`metadata.annotations["performance.openshift.io/pause-reconcile"]: pauses only the operator's reconcile`}
 	scenarioWants["physical-rps"] = scenario
+	scenarioWants["rps-and-net"] = profiles(rpsAndNet())
+}
+
+// rpsAndNet renders what both NTO's render and ours render beyond NTO's
+// scenarios.
+func rpsAndNet() profileWant {
+	return profileWant{
+		name: "rps-and-net", nodeRole: "worker-cnf", mcLabels: role("worker-cnf"), kernelType: "default",
+		files: slices.Concat(baseFiles[:1], []string{"/usr/local/bin/set-rps-mask.sh"}, baseFiles[1:4],
+			[]string{"/etc/sysctl.d/99-default-rps-mask.conf", "/etc/udev/rules.d/99-netdev-physical-rps.rules"}, baseFiles[4:]),
+		units: slices.Concat([]string{"update-rps@.service"}, baseUnits),
+		fileHas: map[string][]string{
+			"/etc/crio/crio.conf.d/99-runtimes.conf": {`infra_ctr_cpuset = "0-1"`},
+			"/etc/sysctl.d/99-default-rps-mask.conf": {"net.core.rps_default_mask = 00000003"},
+			"update-rps@.service":                    {"ExecStart=/usr/local/bin/set-rps-mask.sh %I 0", "Type=oneshot"},
+		},
+		fileLacks:    map[string][]string{"/etc/crio/crio.conf.d/99-runtimes.conf": {`exec_cpu_affinity = "first"`}},
+		poolSelector: role("worker-cnf"),
+		kubelet: map[string]any{
+			"reservedSystemCPUs": "0-1",
+			"evictionHard":       map[string]any{"memory.available": "200Mi", "nodefs.available": "10%", "imagefs.available": "15%", "nodefs.inodesFree": "5%"},
+			"kubeReserved":       map[string]any{"memory": "1Gi"},
+			"reservedMemory":     []any{map[string]any{"numaNode": 0, "limits": map[string]any{"memory": "1724Mi"}}},
+		},
+		cmdline: map[string]string{
+			"intel-rt": "nmi_watchdog=0 audit=0 loglevel=7 " + cpuPart + " idle=poll intel_iommu=on iommu=pt isolcpus=domain,managed_irq,${isolated_cores} processor.max_cstate=1 intel_idle.max_cstate=0 intel_pstate=${f:intel_recommended_pstate} rcutree.kthread_prio=11 tsc=reliable nmi_watchdog=0 mce=off nosoftlockup",
+		},
+		tuned: map[string]string{
+			"net.devices_udev_regex": "^INTERFACE=eth.*", "net_1.devices_udev_regex": "^ID_VENDOR_ID=0x15b3", "net.channels": "combined 2",
+			"variables.isolated_cores": "2-39",
+		},
+		absent: []string{"irqbalance.enabled", "scheduler.irq_process", "bootloader.cmdline_hugepages", "bootloader.cmdline_irqaffinity"},
+	}
 }
 
 func profiles(p ...profileWant) struct {

@@ -30,6 +30,7 @@ var scenarios = []struct {
 	{name: "dra"},
 	{name: "master-pool"},
 	{name: "physical-rps"},
+	{name: "rps-and-net"},
 }
 
 // TestScenarioGolden renders each scenario: the objects, the

@@ -235,13 +235,16 @@ func DecodeDataURL(src string) (string, error) {
 	return url.PathUnescape(data)
 }
 
-// ruleCount tallies the rules that decided equivalence.
-type ruleCount map[string]int
+// ruleCount lists, by rule, the files and units that rule found
+// equivalent.
+type ruleCount map[string][]string
+
+func (c ruleCount) add(rule, what string) { c[rule] = append(c[rule], what) }
 
 func (c ruleCount) notes() []string {
 	var out []string
-	for rule, n := range c {
-		out = append(out, fmt.Sprintf("%s (%d)", rule, n))
+	for rule, what := range c {
+		out = append(out, fmt.Sprintf("%s (%d): %s", rule, len(what), strings.Join(what, ", ")))
 	}
 	sort.Strings(out)
 	return out
@@ -282,7 +285,7 @@ func machineConfigDiff(a, b any, r *Result) []string {
 			continue
 		}
 		if ta == tb {
-			rules["same bytes"]++
+			rules.add("same bytes", p)
 			continue
 		}
 		ok, rule, why := fileEquivalent(p, ta, tb)
@@ -290,7 +293,7 @@ func machineConfigDiff(a, b any, r *Result) []string {
 			out = append(out, fmt.Sprintf("file %s (%s): %s", p, rule, why))
 			continue
 		}
-		rules[rule]++
+		rules.add(rule, p)
 	}
 	ua, ub := units(ia), units(ib)
 	for _, n := range unionKeys(ua, ub) {
@@ -308,14 +311,14 @@ func machineConfigDiff(a, b any, r *Result) []string {
 		ta, _ := xm["contents"].(string)
 		tb, _ := ym["contents"].(string)
 		if ta == tb {
-			rules["same unit text"]++
+			rules.add("same unit text", n)
 			continue
 		}
 		if ok, why := unitsEquivalent(ta, tb); !ok {
 			out = append(out, fmt.Sprintf("unit %s: %s", n, why))
 			continue
 		}
-		rules["systemd directives"]++
+		rules.add("systemd directives", n)
 	}
 	r.Notes = rules.notes()
 	return out
