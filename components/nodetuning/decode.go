@@ -18,6 +18,7 @@ import (
 // or a number out of its field's range (a hugepage count or NUMA node above
 // a 32-bit integer, a fraction) is an error naming the field with its list
 // indexes, never a value that wraps around; unknown fields are errors too.
+// The status, if any, is not read.
 func Decode(obj map[string]any) (*PerformanceProfile, error) {
 	apiVersion, _ := obj["apiVersion"].(string)
 	kind, _ := obj["kind"].(string)
@@ -29,8 +30,16 @@ func Decode(obj map[string]any) (*PerformanceProfile, error) {
 			return nil, errors.Join(errs...)
 		}
 	}
+	// The status is the operator's report (a profile copied from a live
+	// cluster has one, with fields of its own); the render does not read it.
+	spec := make(map[string]any, len(obj))
+	for k, v := range obj {
+		if k != "status" {
+			spec[k] = v
+		}
+	}
 	pp := &PerformanceProfile{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(obj, pp, true); err != nil {
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(spec, pp, true); err != nil {
 		return nil, err
 	}
 	return pp, nil

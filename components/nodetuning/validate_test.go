@@ -215,6 +215,14 @@ func TestDecodeErrors(t *testing.T) {
 		{"wrong kind", func(o map[string]any) { o["apiVersion"] = "performance.openshift.io/v1" },
 			"is performance.openshift.io/v1 PerformanceProfile, want performance.openshift.io/v2 PerformanceProfile"},
 	}
+	t.Run("a live profile's status is not read", func(t *testing.T) {
+		obj := profile(t, func(o map[string]any) {
+			o["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Available", "status": "True", "lastHeartbeatTime": "2026-01-01T00:00:00Z"}}, "tuned": "x/y"}
+		})
+		if _, err := nodetuning.Decode(obj); err != nil {
+			t.Error(err)
+		}
+	})
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := nodetuning.Decode(profile(t, tc.change))
