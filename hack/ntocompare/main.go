@@ -19,6 +19,8 @@
 // NTO's inputs are split as payload-apply takes them: Infrastructure objects
 // into a --cluster-config file, the rest (kustomization files left out) into
 // an --extra-manifests directory.
+//
+// May import: internal/ntoequiv, lib/manifest.
 package main
 
 import (

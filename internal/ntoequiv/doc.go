@@ -27,8 +27,11 @@
 //     and every section's options equal (summary ignored; kernel command
 //     line options compared in order, whitespace runs as one space).
 //
-// The package is pure (no I/O) and imports only the standard library and
-// sigs.k8s.io/yaml. hack/ntocompare drives it over rendered directories;
+// The package is pure (no I/O) and imports the standard library and
+// k8s.io/kubelet (the kubelet configuration type). hack/ntocompare drives it over rendered directories;
 // the node tuning tests use its TuneD and systemd parsers to assert effective
 // values.
+//
+// May import: nothing.
+// Cluster I/O: none.
 package ntoequiv
