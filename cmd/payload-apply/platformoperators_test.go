@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -8,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/payload-apply/payload-apply/internal/golden"
+	"github.com/payload-apply/payload-apply/payload"
 )
 
 const (
@@ -83,7 +86,19 @@ func TestRenderPlatformOperators(t *testing.T) {
 		golden.AssertTestdata(t, "list.tsv", strings.Join(pomLines(out), "\n")+"\n")
 	})
 	t.Run("yaml-v1alpha1", func(t *testing.T) {
-		out, errOut, code := runCLI(t, append(args, "--bundle-deployment-shape", "v1alpha1")...)
+		// A payload whose rukpak serves v1alpha1, as OpenShift 4.12's did.
+		dir := t.TempDir()
+		if err := os.CopyFS(dir, payload.Embedded()); err != nil {
+			t.Fatal(err)
+		}
+		crd, err := os.ReadFile("../../components/platformoperators/testdata/crds/rukpak-v0.9.0-bundledeployments.crd.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "release-manifests", "0000_50_cluster-platform-operators-manager_00-rukpak-bundledeployments.crd.yaml"), crd, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, errOut, code := runCLI(t, append(args, "--payload", dir, "--bundle-deployment-shape", "v1alpha1")...)
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, errOut)
 		}
@@ -94,6 +109,12 @@ func TestRenderPlatformOperators(t *testing.T) {
 			}
 		}
 		golden.AssertTestdata(t, "bundledeployments.yaml", strings.Join(docs, "---\n"))
+	})
+	t.Run("v1alpha1 with the embedded payload, whose rukpak serves v1alpha2", func(t *testing.T) {
+		_, errOut, code := runCLI(t, append(args, "--bundle-deployment-shape", "v1alpha1")...)
+		if code != 1 || !strings.Contains(errOut, "bundledeployments.core.rukpak.io: serves v1alpha2, not v1alpha1") {
+			t.Errorf("exit %d, stderr:\n%s", code, errOut)
+		}
 	})
 	t.Run("default feature set", func(t *testing.T) {
 		_, errOut, code := runCLI(t, "render", "--extra-manifests", poExtra, "--catalog", poCatalog)

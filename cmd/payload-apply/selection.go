@@ -60,7 +60,7 @@ func (f *selectionFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.extraManifests, "extra-manifests", "", "directory of admin manifests (PlatformOperators, PerformanceProfiles, IngressControllers, ...) applied as given, not filtered by inclusion annotations")
 	fs.StringVar(&f.hypershiftNaming, "hypershift-naming", string(nodetuning.NamingSeed), "names of the ConfigMaps the node tuning component writes on a hosted control plane: seed (tuned-, mc-, kc-<profile>, <profile>-status) or upstream (the node tuning operator's tuned-, machineconfig-, kubeletconfig-, status-<configmap>)")
 	fs.StringVar(&f.catalog, "catalog", "", "file-based operator catalog directory (olm.package, olm.channel and olm.bundle documents) the platform operators manager picks bundles from")
-	fs.StringVar(&f.bundleDeploymentShape, "bundle-deployment-shape", "v1alpha2", "BundleDeployment the platform operators manager writes: v1alpha2 (rukpak: registry provisioner, image source) or v1alpha1 (plain provisioner with a registry Bundle template)")
+	fs.StringVar(&f.bundleDeploymentShape, "bundle-deployment-shape", "v1alpha2", "BundleDeployment the platform operators manager writes, a version the payload's rukpak CRD serves: v1alpha2 (rukpak v0.17.0: registry provisioner, image source) or v1alpha1 (OpenShift 4.12: plain provisioner with a registry Bundle template)")
 	addProfileDirFlags(fs, &f.profilesDir, &f.overlaysDir)
 }
 

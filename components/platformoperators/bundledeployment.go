@@ -3,6 +3,7 @@ package platformoperators
 import (
 	"fmt"
 
+	configv1 "github.com/openshift/api/config/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -12,20 +13,27 @@ type Shape string
 
 // The shapes.
 const (
-	// ShapeV1Alpha2 is rukpak's v1alpha2 BundleDeployment: provisioner class
-	// core-rukpak-io-registry and the bundle image as its source. The default.
+	// ShapeV1Alpha2 is rukpak's v1alpha2 BundleDeployment (rukpak v0.17.0,
+	// what openshift/platform-operators main writes): provisioner class
+	// core-rukpak-io-registry and the bundle image as its source. The
+	// default.
 	ShapeV1Alpha2 Shape = "v1alpha2"
-	// ShapeV1Alpha1 is the enhancement's v1alpha1 BundleDeployment: the plain
-	// provisioner applies a Bundle template that the registry provisioner
-	// unpacks from the bundle image.
+	// ShapeV1Alpha1 is rukpak's v1alpha1 BundleDeployment (rukpak v0.9.0,
+	// what OpenShift 4.12 shipped): the plain provisioner applies a Bundle
+	// template that the registry provisioner unpacks from the bundle image.
 	ShapeV1Alpha1 Shape = "v1alpha1"
 )
 
-// Provisioner class names, per shape.
+// Provisioner class names. rukpak's CRDs only accept class names matching
+// ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$, so the IDs the enhancement wrote as
+// core.rukpak.io/plain and core.rukpak.io/registry shipped with dashes.
 const (
-	RegistryProvisioner         = "core-rukpak-io-registry"
-	PlainProvisionerV1Alpha1    = "core.rukpak.io/plain"
-	RegistryProvisionerV1Alpha1 = "core.rukpak.io/registry"
+	// RegistryProvisioner unpacks registry+v1 bundles: the class of a
+	// v1alpha2 BundleDeployment and of a v1alpha1 Bundle template.
+	RegistryProvisioner = "core-rukpak-io-registry"
+	// PlainProvisioner applies unpacked bundles: the class of a v1alpha1
+	// BundleDeployment.
+	PlainProvisioner = "core-rukpak-io-plain"
 )
 
 // ParseShape reads a shape (--bundle-deployment-shape): "v1alpha2" or "" (the default) or
@@ -43,6 +51,44 @@ func ParseShape(s string) (Shape, error) {
 // GroupVersionKind returns the BundleDeployment kind in this shape's version.
 func (s Shape) GroupVersionKind() schema.GroupVersionKind {
 	return schema.GroupVersionKind{Group: RukpakGroup, Version: string(s), Kind: BundleDeploymentKind}
+}
+
+// MaxNameLength is the longest BundleDeployment name rukpak's CRD accepts
+// in this shape (its metadata.name maxLength: 45 in v1alpha1, whose Bundles
+// take the name plus 7 characters; 52 in v1alpha2). A BundleDeployment is
+// named after its PlatformOperator, so this bounds PlatformOperator names.
+func (s Shape) MaxNameLength() int {
+	if s == ShapeV1Alpha1 {
+		return 45
+	}
+	return 52
+}
+
+// ValidateName checks that a PlatformOperator's name can name its
+// BundleDeployment in this shape. The error is a *FieldError for
+// metadata.name.
+func (s Shape) ValidateName(name string) error {
+	if max := s.MaxNameLength(); len(name) > max {
+		return &FieldError{Field: "metadata.name", Value: name,
+			Detail: fmt.Sprintf("longer than %d characters (%d): rukpak's %s BundleDeployment, named after the PlatformOperator, takes at most %d", max, len(name), s, max)}
+	}
+	return nil
+}
+
+// RelatedObjects returns the aggregate ClusterOperator's relatedObjects:
+// the manager's namespace and every PlatformOperator (upstream's two), and
+// every BundleDeployment, which hold rukpak's reasons; v1alpha1 adds every
+// Bundle, which holds the unpack state (release-4.12's four).
+func (s Shape) RelatedObjects() []configv1.ObjectReference {
+	refs := []configv1.ObjectReference{
+		{Group: "", Resource: "namespaces", Name: Namespace},
+		{Group: Group, Resource: "platformoperators"},
+		{Group: RukpakGroup, Resource: "bundledeployments"},
+	}
+	if s == ShapeV1Alpha1 {
+		refs = append(refs, configv1.ObjectReference{Group: RukpakGroup, Resource: "bundles"})
+	}
+	return refs
 }
 
 // ControllerReference returns the controller owner reference a
@@ -85,10 +131,10 @@ func BundleDeployment(po *PlatformOperator, b *Bundle, s Shape) map[string]any {
 	switch s {
 	case ShapeV1Alpha1:
 		spec = map[string]any{
-			"provisionerClassName": PlainProvisionerV1Alpha1,
+			"provisionerClassName": PlainProvisioner,
 			"template": map[string]any{
 				"spec": map[string]any{
-					"provisionerClassName": RegistryProvisionerV1Alpha1,
+					"provisionerClassName": RegistryProvisioner,
 					"source":               source,
 				},
 			},

@@ -28,6 +28,11 @@ const (
 // report: the release version.
 const OperatorVersionName = "operator"
 
+// MaxListedPlatformOperators bounds how many failing PlatformOperators
+// the aggregate ClusterOperator's Available message details; the rest are
+// counted.
+const MaxListedPlatformOperators = 10
+
 // AggregateStatus computes the status of the aggregate ClusterOperator
 // platform-operators-aggregated from the PlatformOperators' Installed
 // conditions (LastTransitionTime left zero; see MergeClusterOperatorStatus):
@@ -35,16 +40,19 @@ const OperatorVersionName = "operator"
 //   - no PlatformOperators: Available=True, Progressing=False, both AsExpected;
 //   - all installed (Installed=True): Available=True, Progressing=False, AsExpected;
 //   - any not installed: Available=False PlatformOperatorError, the message
-//     naming each one with its reason and message; Progressing=True
-//     Installing while any of them is pending (UnpackPending,
-//     InstallPending, or no condition yet), else Progressing=False
-//     PlatformOperatorError (they all failed; nothing is moving);
+//     saying how many of how many are not installed and naming each (up to
+//     MaxListedPlatformOperators, by name) with its reason and message;
+//     Progressing=True Installing while any of them is pending
+//     (UnpackPending, InstallPending, or no condition yet), naming them, else
+//     Progressing=False PlatformOperatorError: every one not installed has
+//     failed and nothing is moving (upstream keeps Progressing=True, with no
+//     reason; see docs/platform-operators.md);
 //   - Degraded=False AsExpected always: a failing platform operator makes
-//     the aggregate unavailable, not degraded.
+//     the aggregate unavailable, not degraded (as upstream).
 //
 // Versions hold operator=releaseVersion (none when it is ""); relatedObjects
-// the manager's namespace and all platformoperators and bundledeployments.
-func AggregateStatus(pos []PlatformOperator, releaseVersion string) configv1.ClusterOperatorStatus {
+// are shape.RelatedObjects().
+func AggregateStatus(pos []PlatformOperator, releaseVersion string, shape Shape) configv1.ClusterOperatorStatus {
 	sorted := append([]PlatformOperator(nil), pos...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
 	var failing, pending, installed []string
@@ -57,7 +65,7 @@ func AggregateStatus(pos []PlatformOperator, releaseVersion string) configv1.Clu
 		case c.Status == metav1.ConditionTrue:
 			installed = append(installed, po.Name)
 		default:
-			failing = append(failing, fmt.Sprintf("PlatformOperator %s: %s: %s", po.Name, c.Reason, c.Message))
+			failing = append(failing, fmt.Sprintf("PlatformOperator %s: %s: %s", po.Name, c.Reason, clip(c.Message, MaxCarriedMessage)))
 			if c.Reason == ReasonUnpackPending || c.Reason == ReasonInstallPending {
 				pending = append(pending, po.Name)
 			}
@@ -69,17 +77,23 @@ func AggregateStatus(pos []PlatformOperator, releaseVersion string) configv1.Clu
 		available = coCondition(configv1.OperatorAvailable, configv1.ConditionTrue, ReasonAsExpected, "no platform operators are present")
 		progressing = coCondition(configv1.OperatorProgressing, configv1.ConditionFalse, ReasonAsExpected, "no platform operators are present")
 	case len(failing) == 0:
-		msg := fmt.Sprintf("all %d platform operators are installed: %s", len(installed), strings.Join(installed, ", "))
+		msg := fmt.Sprintf("all %d platform operators are installed: %s", len(installed), listNames(installed))
 		available = coCondition(configv1.OperatorAvailable, configv1.ConditionTrue, ReasonAsExpected, msg)
 		progressing = coCondition(configv1.OperatorProgressing, configv1.ConditionFalse, ReasonAsExpected, msg)
 	default:
+		detail := failing
+		if len(detail) > MaxListedPlatformOperators {
+			detail = append(detail[:MaxListedPlatformOperators:MaxListedPlatformOperators],
+				fmt.Sprintf("and %d more (see their Installed conditions)", len(failing)-MaxListedPlatformOperators))
+		}
 		available = coCondition(configv1.OperatorAvailable, configv1.ConditionFalse, ReasonPlatformOperatorError,
-			fmt.Sprintf("%d of %d platform operators are not installed: %s", len(failing), len(sorted), strings.Join(failing, "; ")))
+			fmt.Sprintf("%d of %d platform operators are not installed: %s", len(failing), len(sorted), strings.Join(detail, "; ")))
 		if len(pending) > 0 {
-			progressing = coCondition(configv1.OperatorProgressing, configv1.ConditionTrue, ReasonInstalling, "installing "+strings.Join(pending, ", "))
+			progressing = coCondition(configv1.OperatorProgressing, configv1.ConditionTrue, ReasonInstalling,
+				fmt.Sprintf("installing %d of %d platform operators: %s", len(pending), len(sorted), listNames(pending)))
 		} else {
 			progressing = coCondition(configv1.OperatorProgressing, configv1.ConditionFalse, ReasonPlatformOperatorError,
-				fmt.Sprintf("no platform operator is installing; %d failed", len(failing)))
+				fmt.Sprintf("no platform operator is installing: %d of %d failed", len(failing), len(sorted)))
 		}
 	}
 	return configv1.ClusterOperatorStatus{
@@ -88,13 +102,18 @@ func AggregateStatus(pos []PlatformOperator, releaseVersion string) configv1.Clu
 			progressing,
 			coCondition(configv1.OperatorDegraded, configv1.ConditionFalse, ReasonAsExpected, ""),
 		},
-		Versions: operatorVersions(releaseVersion),
-		RelatedObjects: []configv1.ObjectReference{
-			{Group: "", Resource: "namespaces", Name: Namespace},
-			{Group: Group, Resource: "platformoperators"},
-			{Group: RukpakGroup, Resource: "bundledeployments"},
-		},
+		Versions:       operatorVersions(releaseVersion),
+		RelatedObjects: shape.RelatedObjects(),
 	}
+}
+
+// listNames joins names with ", ", the first MaxListedPlatformOperators of
+// them, then "and N more".
+func listNames(names []string) string {
+	if len(names) <= MaxListedPlatformOperators {
+		return strings.Join(names, ", ")
+	}
+	return strings.Join(names[:MaxListedPlatformOperators], ", ") + fmt.Sprintf(" and %d more", len(names)-MaxListedPlatformOperators)
 }
 
 // CoreStatus computes the status of platform-operators-core, the manager's

@@ -1,6 +1,8 @@
 package platformoperators
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -59,7 +61,7 @@ func TestAggregateClusterOperatorStatus(t *testing.T) {
 			pos:  []PlatformOperator{poWith("a", "True", ReasonInstallSuccessful, "ok"), poWith("b", "False", ReasonUnpackPending, "unpacking"), poWith("c", "", "", "")},
 			want: []string{
 				"Available=False PlatformOperatorError: 2 of 3 platform operators are not installed: PlatformOperator b: UnpackPending: unpacking; PlatformOperator c: InstallPending: not reconciled yet",
-				"Progressing=True Installing: installing b, c",
+				"Progressing=True Installing: installing 2 of 3 platform operators: b, c",
 				"Degraded=False AsExpected: ",
 			},
 		},
@@ -68,7 +70,7 @@ func TestAggregateClusterOperatorStatus(t *testing.T) {
 			pos:  []PlatformOperator{poWith("a", "False", ReasonSourceFailed, `package "x": not in the catalog`), poWith("b", "False", ReasonInstallPending, "installing")},
 			want: []string{
 				`Available=False PlatformOperatorError: 2 of 2 platform operators are not installed: PlatformOperator a: SourceFailed: package "x": not in the catalog; PlatformOperator b: InstallPending: installing`,
-				"Progressing=True Installing: installing b",
+				"Progressing=True Installing: installing 1 of 2 platform operators: b",
 				"Degraded=False AsExpected: ",
 			},
 		},
@@ -77,7 +79,7 @@ func TestAggregateClusterOperatorStatus(t *testing.T) {
 			pos:  []PlatformOperator{poWith("a", "False", ReasonInstallFailed, "boom"), poWith("b", "True", ReasonInstallSuccessful, "ok")},
 			want: []string{
 				"Available=False PlatformOperatorError: 1 of 2 platform operators are not installed: PlatformOperator a: InstallFailed: boom",
-				"Progressing=False PlatformOperatorError: no platform operator is installing; 1 failed",
+				"Progressing=False PlatformOperatorError: no platform operator is installing: 1 of 2 failed",
 				"Degraded=False AsExpected: ",
 			},
 		},
@@ -86,14 +88,14 @@ func TestAggregateClusterOperatorStatus(t *testing.T) {
 			pos:  []PlatformOperator{poWith("a", "Unknown", "Weird", "who knows")},
 			want: []string{
 				"Available=False PlatformOperatorError: 1 of 1 platform operators are not installed: PlatformOperator a: Weird: who knows",
-				"Progressing=False PlatformOperatorError: no platform operator is installing; 1 failed",
+				"Progressing=False PlatformOperatorError: no platform operator is installing: 1 of 1 failed",
 				"Degraded=False AsExpected: ",
 			},
 		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			st := AggregateStatus(tc.pos, "4.22.0")
+			st := AggregateStatus(tc.pos, "4.22.0", ShapeV1Alpha2)
 			if diff := cmp.Diff(tc.want, conditions(st)); diff != "" {
 				t.Errorf("conditions (-want +got):\n%s", diff)
 			}
@@ -110,8 +112,56 @@ func TestAggregateClusterOperatorStatus(t *testing.T) {
 			}
 		})
 	}
-	if v := AggregateStatus(nil, "").Versions; v != nil {
+	if v := AggregateStatus(nil, "", ShapeV1Alpha2).Versions; v != nil {
 		t.Errorf("unknown release version: versions %v, want none", v)
+	}
+}
+
+func TestAggregateRelatedObjects(t *testing.T) {
+	for _, tc := range []struct {
+		shape Shape
+		want  []configv1.ObjectReference
+	}{
+		{ShapeV1Alpha2, []configv1.ObjectReference{
+			{Resource: "namespaces", Name: "openshift-platform-operators"},
+			{Group: "platform.openshift.io", Resource: "platformoperators"},
+			{Group: "core.rukpak.io", Resource: "bundledeployments"},
+		}},
+		// release-4.12's four: v1alpha1 Bundles hold the unpack state.
+		{ShapeV1Alpha1, []configv1.ObjectReference{
+			{Resource: "namespaces", Name: "openshift-platform-operators"},
+			{Group: "platform.openshift.io", Resource: "platformoperators"},
+			{Group: "core.rukpak.io", Resource: "bundledeployments"},
+			{Group: "core.rukpak.io", Resource: "bundles"},
+		}},
+	} {
+		t.Run(string(tc.shape), func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, AggregateStatus(nil, "4.22.0", tc.shape).RelatedObjects); diff != "" {
+				t.Errorf("relatedObjects (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestAggregateStatusBounds: with many PlatformOperators failing, and long
+// messages, the Available message stays bounded but still counts them all.
+func TestAggregateStatusBounds(t *testing.T) {
+	var pos []PlatformOperator
+	for i := range 25 {
+		pos = append(pos, poWith(fmt.Sprintf("po-%02d", i), "False", ReasonInstallFailed, strings.Repeat("x", 5000)))
+	}
+	pos = append(pos, poWith("pending", "False", ReasonUnpackPending, "unpacking"))
+	st := AggregateStatus(pos, "4.22.0", ShapeV1Alpha2)
+	avail, prog := st.Conditions[0], st.Conditions[1]
+	if !strings.HasPrefix(avail.Message, "26 of 26 platform operators are not installed: PlatformOperator pending: UnpackPending: unpacking; PlatformOperator po-00: InstallFailed: xxx") ||
+		!strings.HasSuffix(avail.Message, "; and 16 more (see their Installed conditions)") {
+		t.Errorf("Available message: %.300s ... %s", avail.Message, avail.Message[max(0, len(avail.Message)-100):])
+	}
+	if n := len(avail.Message); n > MaxListedPlatformOperators*(MaxCarriedMessage+100)+200 {
+		t.Errorf("Available message is %d bytes", n)
+	}
+	if prog.Message != "installing 1 of 26 platform operators: pending" {
+		t.Errorf("Progressing message %q", prog.Message)
 	}
 }
 
@@ -194,7 +244,7 @@ func TestMergeClusterOperatorStatus(t *testing.T) {
 		},
 		Versions: []configv1.OperandVersion{{Name: "operator", Version: "0.0.1-snapshot"}},
 	}
-	desired := AggregateStatus(nil, "4.22.0")
+	desired := AggregateStatus(nil, "4.22.0", ShapeV1Alpha2)
 	got := MergeClusterOperatorStatus(existing, desired, now)
 	want := []configv1.ClusterOperatorStatusCondition{
 		{Type: "Upgradeable", Status: "False", Reason: "TechPreview", LastTransitionTime: t0},

@@ -1,7 +1,9 @@
 package platformoperators
 
 import (
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -49,5 +51,22 @@ func TestInstalledCondition(t *testing.T) {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestInstalledConditionClipsRukpakMessages: rukpak's message (up to 32768
+// characters) is carried clipped, so the PlatformOperator's condition stays
+// within its CRD's maxLength with room to spare.
+func TestInstalledConditionClipsRukpakMessages(t *testing.T) {
+	long := strings.Repeat("é", 20000) // 40000 bytes
+	got := InstalledCondition("bd", []metav1.Condition{{Type: BundleConditionHasValidBundle, Status: "False", Reason: "UnpackFailed", Message: long}})
+	if len(got.Message) > MaxCarriedMessage+100 || !utf8.ValidString(got.Message) {
+		t.Fatalf("message of %d bytes (valid UTF-8: %v)", len(got.Message), utf8.ValidString(got.Message))
+	}
+	if want := "BundleDeployment bd: HasValidBundle=False: UnpackFailed: éé"; !strings.HasPrefix(got.Message, want) {
+		t.Errorf("message %.80q, want prefix %q", got.Message, want)
+	}
+	if want := "... (38976 more bytes)"; !strings.HasSuffix(got.Message, want) {
+		t.Errorf("message ends %q, want %q", got.Message[len(got.Message)-30:], want)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/payload-apply/payload-apply/lib/component"
 	"github.com/payload-apply/payload-apply/lib/manifest"
 )
@@ -50,8 +52,12 @@ func PlatformOperatorsStepFile(files []string) string {
 // when the feature set is TechPreviewNoUpgrade and the manager is in the
 // plan (its PlatformOperator CRD is among the included objects). Then it
 //   - checks every PlatformOperator among the extra manifests (they stay in
-//     the plan as the admin wrote them): errors name FILE#DOC, the object
-//     and the field;
+//     the plan as the admin wrote them): DecodePlatformOperator, and a name
+//     short enough for the shape's BundleDeployment (Shape.ValidateName);
+//     errors name FILE#DOC, the object and the field;
+//   - checks that the plan's BundleDeployment CRD, when it has one, serves
+//     the shape's version (an error naming the CRD's file otherwise); with
+//     no such CRD in the plan, warns that the cluster must serve it;
 //   - reads the catalog (Catalog); with PlatformOperators
 //     and no catalog the plan fails: there would be nothing to install them
 //     from, and the apply could never finish;
@@ -103,13 +109,16 @@ func (h Hook) Render(ctx context.Context, in *component.Input) (*component.Outpu
 	}
 
 	var crds, cos []manifest.ID
+	var bdCRD *manifest.Manifest
 	hasCRD := false
 	for _, m := range in.Objects {
 		id := m.ID()
 		switch {
-		case id.Group == "" && id.Kind == "Namespace" && id.Name == Namespace,
-			id.Group == "apiextensions.k8s.io" && id.Kind == "CustomResourceDefinition" && id.Name == BundleDeploymentCRD:
+		case id.Group == "" && id.Kind == "Namespace" && id.Name == Namespace:
 			crds = append(crds, id)
+		case id.Group == "apiextensions.k8s.io" && id.Kind == "CustomResourceDefinition" && id.Name == BundleDeploymentCRD:
+			crds = append(crds, id)
+			bdCRD = m
 		case id.Group == "apiextensions.k8s.io" && id.Kind == "CustomResourceDefinition" && id.Name == PlatformOperatorCRD:
 			crds = append(crds, id)
 			hasCRD = true
@@ -128,6 +137,18 @@ func (h Hook) Render(ctx context.Context, in *component.Input) (*component.Outpu
 	shape, err := ParseShape(string(h.Shape))
 	if err != nil {
 		errs = append(errs, err)
+	} else {
+		if bdCRD != nil {
+			if served := servedVersions(bdCRD); !slices.Contains(served, string(shape)) {
+				errs = append(errs, fmt.Errorf("%s: %s: serves %s, not %s: the BundleDeployment shape must be a version the payload's rukpak serves (--bundle-deployment-shape)",
+					bdCRD.Position(), bdCRD.ID(), strings.Join(served, ", "), shape))
+			}
+		}
+		for _, f := range pos {
+			if err := shape.ValidateName(f.po.Name); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %s: %w", f.m.Position(), f.m.ID(), err))
+			}
+		}
 	}
 	var cat *Catalog
 	if h.Catalog != nil {
@@ -145,6 +166,12 @@ func (h Hook) Render(ctx context.Context, in *component.Input) (*component.Outpu
 	}
 
 	out := &component.Output{}
+	if bdCRD == nil && len(pos) > 0 {
+		f := pos[0]
+		out.Findings = append(out.Findings, manifest.Finding{File: f.m.File, Doc: f.m.Doc, Severity: manifest.SeverityWarning,
+			Message: fmt.Sprintf("%s: the plan has no CRD %s: the cluster must serve %s %s (rukpak) or every PlatformOperator reports Installed=False %s",
+				f.m.ID(), BundleDeploymentCRD, BundleDeploymentKind, shape.GroupVersionKind().GroupVersion(), ReasonInstallFailed)})
+	}
 	var previews []*manifest.Manifest
 	claimed := map[string]found{}
 	for _, f := range pos {
@@ -212,4 +239,19 @@ func inPlan(b bool) string {
 		return "in the plan"
 	}
 	return "not in the plan"
+}
+
+// servedVersions returns the versions a CustomResourceDefinition manifest
+// serves, in its order.
+func servedVersions(m *manifest.Manifest) []string {
+	versions, _, _ := unstructured.NestedSlice(m.Obj.Object, "spec", "versions")
+	var out []string
+	for _, v := range versions {
+		if v, ok := v.(map[string]any); ok && v["served"] == true {
+			if name, ok := v["name"].(string); ok {
+				out = append(out, name)
+			}
+		}
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"github.com/payload-apply/payload-apply/internal/golden"
 	"github.com/payload-apply/payload-apply/lib/component"
 	"github.com/payload-apply/payload-apply/lib/manifest"
+	"github.com/payload-apply/payload-apply/payload"
 	"github.com/payload-apply/payload-apply/plan"
 )
 
@@ -49,15 +51,55 @@ func previews(t *testing.T, p *plan.Plan) string {
 	return b.String()
 }
 
+// bdCRDFile is the embedded payload's BundleDeployment CRD.
+const bdCRDFile = "release-manifests/0000_50_cluster-platform-operators-manager_00-rukpak-bundledeployments.crd.yaml"
+
+// v1alpha1CRD is rukpak's v1alpha1 BundleDeployment CRD as OpenShift 4.12
+// served it.
+const v1alpha1CRD = "testdata/crds/rukpak-v0.9.0-bundledeployments.crd.yaml"
+
+// payloadWith returns the embedded payload with its BundleDeployment CRD
+// replaced by the file crd ("": removed), as a payload of a rukpak that
+// serves another version, or none, would be.
+func payloadWith(t *testing.T, crd string) fs.FS {
+	t.Helper()
+	out := fstest.MapFS{}
+	err := fs.WalkDir(payload.Embedded(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := fs.ReadFile(payload.Embedded(), p)
+		out[p] = &fstest.MapFile{Data: data}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	delete(out, bdCRDFile)
+	if crd != "" {
+		data, err := os.ReadFile(crd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[bdCRDFile] = &fstest.MapFile{Data: data}
+	}
+	return out
+}
+
 func TestRenderBundleDeployments(t *testing.T) {
 	for _, shape := range []string{"v1alpha2", "v1alpha1"} {
 		t.Run(shape, func(t *testing.T) {
-			p, err := plan.Build(context.Background(), plan.Options{
+			opts := plan.Options{
 				FeatureSet:     "TechPreviewNoUpgrade",
 				ExtraManifests: os.DirFS("testdata/extra"),
 				Components: plan.Components{Catalog: os.DirFS("testdata/catalog"),
 					BundleDeploymentShape: platformoperators.Shape(shape)},
-			})
+			}
+			if shape == "v1alpha1" {
+				// A payload whose rukpak serves v1alpha1, as 4.12's did.
+				opts.Payload = payloadWith(t, v1alpha1CRD)
+			}
+			p, err := plan.Build(context.Background(), opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -152,16 +194,50 @@ func TestRenderPlatformOperatorErrors(t *testing.T) {
 	good := fstest.MapFS{"po.yaml": {Data: []byte(po("cert-manager", "openshift-cert-manager-operator"))}}
 	catalog := fstest.MapFS{"c.yaml": {Data: []byte("schema: olm.package\nname: openshift-cert-manager-operator\n")}}
 	cases := []struct {
-		name  string
-		opts  plan.Options
-		err   string // "" for success
-		steps int
+		name     string
+		opts     plan.Options
+		err      string // "" for success
+		steps    int
+		findings []string
 	}{
 		{
 			name: "invalid package names",
 			opts: techPreview(fstest.MapFS{"po.yaml": {Data: []byte(po("bad", "Cert_Manager") + "---\n" + po("long", strings.Repeat("x", 57)))}}, catalog, ""),
-			err: `component platformoperators: extra/po.yaml#0: PlatformOperator.platform.openshift.io/bad: spec.package.name "Cert_Manager": must match [a-z0-9]([-a-z0-9]*[a-z0-9])? (lowercase letters, digits and '-', starting and ending with a letter or digit)` + "\n" +
+			err: `component platformoperators: extra/po.yaml#0: PlatformOperator.platform.openshift.io/bad: spec.package.name "Cert_Manager": must be a lowercase DNS label: letters, digits and '-', starting and ending with a letter or digit (^[a-z0-9]([-a-z0-9]*[a-z0-9])?$); the API server accepts it only because the CRD's pattern is unanchored` + "\n" +
 				`extra/po.yaml#1: PlatformOperator.platform.openshift.io/long: spec.package.name "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx": longer than 56 characters (57)`,
+		},
+		{
+			name: "a name too long for the v1alpha2 BundleDeployment",
+			opts: techPreview(fstest.MapFS{"po.yaml": {Data: []byte(po(strings.Repeat("n", 52), "openshift-cert-manager-operator") + "---\n" + po(strings.Repeat("n", 53), "other"))}}, catalog, ""),
+			err: `component platformoperators: extra/po.yaml#1: PlatformOperator.platform.openshift.io/` + strings.Repeat("n", 53) + `: metadata.name "` + strings.Repeat("n", 53) +
+				`": longer than 52 characters (53): rukpak's v1alpha2 BundleDeployment, named after the PlatformOperator, takes at most 52`,
+		},
+		{
+			name: "a name too long for the v1alpha1 BundleDeployment",
+			opts: withPayload(techPreview(fstest.MapFS{"po.yaml": {Data: []byte(po(strings.Repeat("n", 46), "openshift-cert-manager-operator"))}}, catalog,
+				platformoperators.ShapeV1Alpha1), payloadWith(t, v1alpha1CRD)),
+			err: `component platformoperators: extra/po.yaml#0: PlatformOperator.platform.openshift.io/` + strings.Repeat("n", 46) + `: metadata.name "` + strings.Repeat("n", 46) +
+				`": longer than 45 characters (46): rukpak's v1alpha1 BundleDeployment, named after the PlatformOperator, takes at most 45`,
+		},
+		{
+			name: "v1alpha1 shape, the payload's rukpak serves v1alpha2",
+			opts: techPreview(good, catalog, platformoperators.ShapeV1Alpha1),
+			err: `component platformoperators: ` + bdCRDFile + `#0: CustomResourceDefinition.apiextensions.k8s.io/bundledeployments.core.rukpak.io: serves v1alpha2, not v1alpha1: ` +
+				`the BundleDeployment shape must be a version the payload's rukpak serves (--bundle-deployment-shape)`,
+		},
+		{
+			name: "v1alpha2 shape, the payload's rukpak serves v1alpha1",
+			opts: withPayload(techPreview(good, catalog, ""), payloadWith(t, v1alpha1CRD)),
+			err: `component platformoperators: ` + bdCRDFile + `#0: CustomResourceDefinition.apiextensions.k8s.io/bundledeployments.core.rukpak.io: serves v1alpha1, not v1alpha2: ` +
+				`the BundleDeployment shape must be a version the payload's rukpak serves (--bundle-deployment-shape)`,
+		},
+		{
+			name:  "no BundleDeployment CRD in the payload: a warning, the cluster may serve it",
+			opts:  withPayload(techPreview(good, catalog, ""), payloadWith(t, "")),
+			steps: 1,
+			findings: []string{`extra/po.yaml#0: warning: PlatformOperator.platform.openshift.io/cert-manager: the plan has no CRD bundledeployments.core.rukpak.io: ` +
+				`the cluster must serve BundleDeployment core.rukpak.io/v1alpha2 (rukpak) or every PlatformOperator reports Installed=False InstallFailed`,
+				`extra/po.yaml#0: warning: PlatformOperator.platform.openshift.io/cert-manager: package "openshift-cert-manager-operator": has no bundles in the catalog: it will report Installed=False SourceFailed`},
 		},
 		{
 			name: "Default feature set",
@@ -213,8 +289,21 @@ func TestRenderPlatformOperatorErrors(t *testing.T) {
 			if n := len(pomSteps(p)); n != tc.steps {
 				t.Errorf("%d steps, want %d", n, tc.steps)
 			}
+			var findings []string
+			for _, f := range p.Findings {
+				findings = append(findings, f.String())
+			}
+			if diff := cmp.Diff(tc.findings, findings); diff != "" {
+				t.Errorf("findings (-want +got):\n%s", diff)
+			}
 		})
 	}
+}
+
+// withPayload returns opts planning payload p.
+func withPayload(opts plan.Options, p fs.FS) plan.Options {
+	opts.Payload = p
+	return opts
 }
 
 // The hook is a component.Hook usable without plan.

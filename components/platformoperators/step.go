@@ -7,17 +7,15 @@ import (
 	"sort"
 	"time"
 
-	rbacv1 "k8s.io/api/rbac/v1"
-
 	configv1 "github.com/openshift/api/config/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/util/retry"
 
 	"github.com/payload-apply/payload-apply/lib/component"
 	"github.com/payload-apply/payload-apply/lib/manifest"
@@ -30,10 +28,14 @@ const StepName = "platformoperators/reconcile"
 // PlatformOperator in the cluster, oldest first (creationTimestamp, then
 // name), it
 //
+//   - checks the package name (ValidatePackageName: SourceFailed when the
+//     API server let in a name that is not a DNS label);
 //   - claims the package: a PlatformOperator naming a package an older one
 //     already named reports Installed=False InstallFailed and gets nothing;
 //   - creates its BundleDeployment when missing (the bundle Catalog.Select
-//     picks; SourceFailed when none) with a controller owner reference
+//     picks; SourceFailed when none; InstallFailed when the cluster does not
+//     serve the shape's BundleDeployment version, or the PlatformOperator's
+//     name is too long for it, Shape.ValidateName) with a controller owner reference
 //     carrying the PlatformOperator's UID, and never changes an existing
 //     one: as in phase 0 there are no upgrades; deleting the
 //     BundleDeployment makes the next run source the package again;
@@ -132,21 +134,30 @@ func (s *Step) Reconcile(ctx context.Context, c *component.Cluster) (*Result, er
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", StepName, err)
 	}
-	bdClient, err := resource(c, shape.GroupVersionKind(), "")
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", StepName, err)
-	}
 	poList, err := poClient.List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("%s: list PlatformOperators: %w", StepName, err)
 	}
-	bdList, err := bdClient.List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("%s: list BundleDeployments: %w", StepName, err)
-	}
+	// Without the BundleDeployment API (rukpak not installed, or serving
+	// another version than the shape) every PlatformOperator reports it,
+	// and the aggregate ClusterOperator says so, before the step fails.
+	var errs []error
 	bds := map[string]*unstructured.Unstructured{}
-	for i := range bdList.Items {
-		bds[bdList.Items[i].GetName()] = &bdList.Items[i]
+	bdClient, bdErr := resource(c, shape.GroupVersionKind(), "")
+	if bdErr == nil {
+		var bdList *unstructured.UnstructuredList
+		if bdList, bdErr = bdClient.List(ctx, metav1.ListOptions{}); bdErr != nil {
+			return nil, fmt.Errorf("%s: list BundleDeployments: %w", StepName, bdErr)
+		}
+		for i := range bdList.Items {
+			bds[bdList.Items[i].GetName()] = &bdList.Items[i]
+		}
+	} else if meta.IsNoMatchError(bdErr) {
+		bdErr = fmt.Errorf("the cluster does not serve %s %s: rukpak's CRD %s is missing or serves another version (see --bundle-deployment-shape)",
+			BundleDeploymentKind, shape.GroupVersionKind().GroupVersion(), BundleDeploymentCRD)
+		errs = append(errs, fmt.Errorf("%s: %w", StepName, bdErr))
+	} else {
+		return nil, fmt.Errorf("%s: %w", StepName, bdErr)
 	}
 
 	type item struct {
@@ -154,7 +165,6 @@ func (s *Step) Reconcile(ctx context.Context, c *component.Cluster) (*Result, er
 		po PlatformOperator
 	}
 	items := make([]item, 0, len(poList.Items))
-	var errs []error
 	for i := range poList.Items {
 		u := &poList.Items[i]
 		var po PlatformOperator
@@ -173,7 +183,7 @@ func (s *Step) Reconcile(ctx context.Context, c *component.Cluster) (*Result, er
 	})
 
 	res := &Result{}
-	r := &reconciler{step: s, c: c, shape: shape, bdClient: bdClient, bds: bds,
+	r := &reconciler{step: s, c: c, shape: shape, bdClient: bdClient, bdErr: bdErr, bds: bds,
 		claimed: map[string]string{}, selections: map[string]selectResult{}, res: res}
 	for _, it := range items {
 		po := it.po
@@ -199,7 +209,7 @@ func (s *Step) Reconcile(ctx context.Context, c *component.Cluster) (*Result, er
 		res.PlatformOperators = append(res.PlatformOperators, po)
 	}
 
-	if err := writeClusterOperator(ctx, c, AggregateClusterOperator, AggregateStatus(res.PlatformOperators, s.ReleaseVersion), ts, res); err != nil {
+	if err := writeClusterOperator(ctx, c, AggregateClusterOperator, AggregateStatus(res.PlatformOperators, s.ReleaseVersion, shape), ts, res); err != nil {
 		errs = append(errs, fmt.Errorf("%s: %w", StepName, err))
 	}
 	dep, err := manager(ctx, c)
@@ -223,6 +233,7 @@ type reconciler struct {
 	c          *component.Cluster
 	shape      Shape
 	bdClient   component.ResourceClient
+	bdErr      error // the BundleDeployment API is not served
 	bds        map[string]*unstructured.Unstructured
 	claimed    map[string]string // package -> PlatformOperator
 	selections map[string]selectResult
@@ -244,6 +255,9 @@ func (r *reconciler) platformOperator(ctx context.Context, po *PlatformOperator)
 			"package %q is already installed through PlatformOperator %s, which was created first", pkg, first), nil
 	}
 	r.claimed[pkg] = po.Name
+	if r.bdErr != nil {
+		return cond(metav1.ConditionFalse, ReasonInstallFailed, "%v", r.bdErr), nil
+	}
 
 	if bd, ok := r.bds[po.Name]; ok {
 		ref := metav1.GetControllerOfNoCopy(bd)
@@ -270,6 +284,9 @@ func (r *reconciler) platformOperator(ctx context.Context, po *PlatformOperator)
 	if got.err != nil {
 		return cond(metav1.ConditionFalse, ReasonSourceFailed, "%v", got.err), nil
 	}
+	if err := r.shape.ValidateName(po.Name); err != nil {
+		return cond(metav1.ConditionFalse, ReasonInstallFailed, "%v", err), nil
+	}
 	obj := &unstructured.Unstructured{Object: BundleDeployment(po, got.sel.Bundle, r.shape)}
 	opts := metav1.CreateOptions{FieldManager: r.c.FieldManager}
 	opts.DryRun = r.c.DryRunOption()
@@ -284,141 +301,4 @@ func (r *reconciler) platformOperator(ctx context.Context, po *PlatformOperator)
 	r.bds[po.Name] = created
 	r.res.Created = append(r.res.Created, po.Name)
 	return InstalledCondition(po.Name, bundleDeploymentConditions(created)), nil
-}
-
-// bundleDeploymentConditions returns status.conditions of a
-// BundleDeployment; entries that do not decode are skipped.
-func bundleDeploymentConditions(bd *unstructured.Unstructured) []metav1.Condition {
-	raw, _, _ := unstructured.NestedSlice(bd.Object, "status", "conditions")
-	out := make([]metav1.Condition, 0, len(raw))
-	for _, r := range raw {
-		m, ok := r.(map[string]any)
-		if !ok {
-			continue
-		}
-		var c metav1.Condition
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &c); err == nil {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-// writePlatformOperatorStatus writes status.conditions and
-// status.activeBundleDeployment of u (other status fields are kept),
-// retrying on conflicts with a fresh copy.
-func writePlatformOperatorStatus(ctx context.Context, c *component.Cluster, client component.ResourceClient, u *unstructured.Unstructured, st PlatformOperatorStatus) error {
-	want, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&st)
-	if err != nil {
-		return err
-	}
-	obj := u.DeepCopy()
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		status, _, _ := unstructured.NestedMap(obj.Object, "status")
-		if status == nil {
-			status = map[string]any{}
-		}
-		for _, k := range []string{"conditions", "activeBundleDeployment"} {
-			if v, ok := want[k]; ok {
-				status[k] = v
-			} else {
-				delete(status, k)
-			}
-		}
-		obj.Object["status"] = status
-		_, err := client.UpdateStatus(ctx, obj, updateOptions(c))
-		if apierrors.IsConflict(err) {
-			fresh, gerr := client.Get(ctx, obj.GetName(), metav1.GetOptions{})
-			if gerr != nil {
-				return gerr
-			}
-			obj = fresh
-		}
-		return err
-	})
-}
-
-// writeClusterOperator merges desired into the ClusterOperator's status and
-// writes it when it differs. A missing ClusterOperator is noted in res.
-func writeClusterOperator(ctx context.Context, c *component.Cluster, name string, desired configv1.ClusterOperatorStatus, now time.Time, res *Result) error {
-	client, err := resource(c, clusterOperatorGVK, "")
-	if err != nil {
-		return err
-	}
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		u, err := client.Get(ctx, name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			res.Missing = append(res.Missing, name)
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("ClusterOperator/%s: get: %w", name, err)
-		}
-		var existing configv1.ClusterOperatorStatus
-		if raw, ok := u.Object["status"].(map[string]any); ok {
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &existing); err != nil {
-				return fmt.Errorf("ClusterOperator/%s: decode status: %w", name, err)
-			}
-		}
-		merged := MergeClusterOperatorStatus(existing, desired, now)
-		if equality.Semantic.DeepEqual(existing, merged) {
-			return nil
-		}
-		st, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&merged)
-		if err != nil {
-			return fmt.Errorf("ClusterOperator/%s: encode status: %w", name, err)
-		}
-		u.Object["status"] = st
-		if _, err := client.UpdateStatus(ctx, u, updateOptions(c)); err != nil {
-			if apierrors.IsConflict(err) {
-				return err
-			}
-			return fmt.Errorf("ClusterOperator/%s: update status: %w", name, err)
-		}
-		res.Updated = append(res.Updated, "ClusterOperator/"+name)
-		return nil
-	})
-}
-
-// manager returns the manager's Deployment, or nil when it does not exist.
-func manager(ctx context.Context, c *component.Cluster) (*appsv1.Deployment, error) {
-	client, err := resource(c, deploymentGVK, Namespace)
-	if err != nil {
-		return nil, err
-	}
-	u, err := client.Get(ctx, ManagerDeployment, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("Deployment/%s/%s: get: %w", Namespace, ManagerDeployment, err)
-	}
-	d := &appsv1.Deployment{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, d); err != nil {
-		return nil, fmt.Errorf("Deployment/%s/%s: decode: %w", Namespace, ManagerDeployment, err)
-	}
-	return d, nil
-}
-
-// resource returns the client for gvk in namespace, naming the kind in
-// its error.
-func resource(c *component.Cluster, gvk schema.GroupVersionKind, namespace string) (component.ResourceClient, error) {
-	client, err := c.Resource(gvk, namespace)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", gvk.Kind, err)
-	}
-	return client, nil
-}
-
-func updateOptions(c *component.Cluster) metav1.UpdateOptions {
-	return metav1.UpdateOptions{FieldManager: c.FieldManager, DryRun: c.DryRunOption()}
-}
-
-// groupOf returns the group of an apiVersion ("" for the core group).
-func groupOf(apiVersion string) string {
-	gv, err := schema.ParseGroupVersion(apiVersion)
-	if err != nil {
-		return ""
-	}
-	return gv.Group
 }

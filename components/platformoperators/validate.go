@@ -14,10 +14,20 @@ import (
 // name (the CRD's maxLength).
 const MaxPackageNameLength = 56
 
-// packageNamePattern is the CRD's pattern for spec.package.name.
-const packageNamePattern = `[a-z0-9]([-a-z0-9]*[a-z0-9])?`
+// PackageNamePattern is the CRD's pattern for spec.package.name, as
+// openshift/api writes it: without anchors. The API server matches a CRD
+// pattern anywhere in the value, so it accepts any name holding one
+// lowercase letter or digit ("Cert-Manager", "cert.manager", "-cert").
+// ValidatePackageName matches it against the whole name: the API's stated
+// intent (a DNS-1123 label, "more restrictions to package names ... so code
+// can make more confident assumptions"), which kubebuilder's unanchored
+// output loses.
+const PackageNamePattern = `[a-z0-9]([-a-z0-9]*[a-z0-9])?`
 
-var packageNameRE = regexp.MustCompile(`^` + packageNamePattern + `$`)
+var (
+	packageNameRE    = regexp.MustCompile(`^` + PackageNamePattern + `$`)
+	packageNameCRDRE = regexp.MustCompile(PackageNamePattern)
+)
 
 // FieldError is one problem with one field of a PlatformOperator.
 type FieldError struct {
@@ -38,10 +48,12 @@ func (e *FieldError) Error() string {
 	return fmt.Sprintf("%s %q: %s", e.Field, e.Value, e.Detail)
 }
 
-// ValidatePackageName checks a package name as the CRD does: required, at
-// most MaxPackageNameLength characters, matching
-// [a-z0-9]([-a-z0-9]*[a-z0-9])?. The error is a *FieldError for
-// spec.package.name.
+// ValidatePackageName checks a package name: required and at most
+// MaxPackageNameLength characters as the CRD checks, and all of it matching
+// PackageNamePattern, which is stricter than the CRD (see
+// PackageNamePattern): a name the API server accepts only because the
+// pattern is unanchored is refused, and the message says so. The error is a
+// *FieldError for spec.package.name.
 func ValidatePackageName(name string) error {
 	const field = "spec.package.name"
 	switch {
@@ -50,9 +62,20 @@ func ValidatePackageName(name string) error {
 	case len(name) > MaxPackageNameLength:
 		return &FieldError{Field: field, Value: name, Detail: fmt.Sprintf("longer than %d characters (%d)", MaxPackageNameLength, len(name))}
 	case !packageNameRE.MatchString(name):
-		return &FieldError{Field: field, Value: name, Detail: "must match " + packageNamePattern + " (lowercase letters, digits and '-', starting and ending with a letter or digit)"}
+		detail := "must be a lowercase DNS label: letters, digits and '-', starting and ending with a letter or digit (^" + PackageNamePattern + "$)"
+		if packageNameCRDRE.MatchString(name) {
+			detail += "; the API server accepts it only because the CRD's pattern is unanchored"
+		}
+		return &FieldError{Field: field, Value: name, Detail: detail}
 	}
 	return nil
+}
+
+// CRDAcceptsPackageName reports whether the API server accepts name as
+// spec.package.name with the payload's CRD: not empty, at most
+// MaxPackageNameLength characters, and PackageNamePattern somewhere in it.
+func CRDAcceptsPackageName(name string) bool {
+	return name != "" && len(name) <= MaxPackageNameLength && packageNameCRDRE.MatchString(name)
 }
 
 // DecodePlatformOperator decodes and checks a PlatformOperator object:

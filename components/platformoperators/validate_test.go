@@ -8,23 +8,35 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
+// TestValidatePackageName: the API server (the CRD's unanchored pattern)
+// and ValidatePackageName (the whole name a DNS label) side by side.
 func TestValidatePackageName(t *testing.T) {
+	const label = "must be a lowercase DNS label: letters, digits and '-', starting and ending with a letter or digit (^[a-z0-9]([-a-z0-9]*[a-z0-9])?$)"
+	const unanchored = "; the API server accepts it only because the CRD's pattern is unanchored"
 	cases := []struct {
-		name, pkg, want string
+		name, pkg string
+		crd       bool   // the API server accepts it
+		want      string // our error, "" for none
 	}{
-		{"simple", "cert-manager", ""},
-		{"digits", "3scale-operator2", ""},
-		{"one character", "a", ""},
-		{"56 characters", strings.Repeat("a", 56), ""},
-		{"empty", "", "spec.package.name: required"},
-		{"57 characters", strings.Repeat("a", 57), `spec.package.name "` + strings.Repeat("a", 57) + `": longer than 56 characters (57)`},
-		{"uppercase", "Cert-Manager", `spec.package.name "Cert-Manager": must match [a-z0-9]([-a-z0-9]*[a-z0-9])? (lowercase letters, digits and '-', starting and ending with a letter or digit)`},
-		{"dot", "cert.manager", `spec.package.name "cert.manager": must match [a-z0-9]([-a-z0-9]*[a-z0-9])? (lowercase letters, digits and '-', starting and ending with a letter or digit)`},
-		{"leading dash", "-cert", `spec.package.name "-cert": must match [a-z0-9]([-a-z0-9]*[a-z0-9])? (lowercase letters, digits and '-', starting and ending with a letter or digit)`},
-		{"trailing dash", "cert-", `spec.package.name "cert-": must match [a-z0-9]([-a-z0-9]*[a-z0-9])? (lowercase letters, digits and '-', starting and ending with a letter or digit)`},
+		{"simple", "cert-manager", true, ""},
+		{"digits", "3scale-operator2", true, ""},
+		{"one character", "a", true, ""},
+		{"56 characters", strings.Repeat("a", 56), true, ""},
+		{"empty", "", false, "spec.package.name: required"},
+		{"57 characters", strings.Repeat("a", 57), false, `spec.package.name "` + strings.Repeat("a", 57) + `": longer than 56 characters (57)`},
+		{"uppercase", "Cert-Manager", true, `spec.package.name "Cert-Manager": ` + label + unanchored},
+		{"dot", "cert.manager", true, `spec.package.name "cert.manager": ` + label + unanchored},
+		{"leading dash", "-cert", true, `spec.package.name "-cert": ` + label + unanchored},
+		{"trailing dash", "cert-", true, `spec.package.name "cert-": ` + label + unanchored},
+		{"underscore", "cert_manager", true, `spec.package.name "cert_manager": ` + label + unanchored},
+		{"no lowercase letter or digit", "CERT-MANAGER", false, `spec.package.name "CERT-MANAGER": ` + label},
+		{"only a dash", "-", false, `spec.package.name "-": ` + label},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			if got := CRDAcceptsPackageName(tc.pkg); got != tc.crd {
+				t.Errorf("CRDAcceptsPackageName = %v, want %v", got, tc.crd)
+			}
 			err := ValidatePackageName(tc.pkg)
 			got := ""
 			if err != nil {
@@ -36,6 +48,9 @@ func TestValidatePackageName(t *testing.T) {
 			}
 			if got != tc.want {
 				t.Errorf("got %q, want %q", got, tc.want)
+			}
+			if err == nil && !tc.crd {
+				t.Error("we accept a name the API server rejects")
 			}
 		})
 	}
@@ -66,7 +81,7 @@ func TestDecodePlatformOperator(t *testing.T) {
 			m["spec"] = map[string]any{"package": map[string]any{"name": "Bad_Name"}}
 		}), want: []string{
 			`metadata.namespace "default": must be empty: PlatformOperator is cluster-scoped`,
-			`spec.package.name "Bad_Name": must match [a-z0-9]([-a-z0-9]*[a-z0-9])? (lowercase letters, digits and '-', starting and ending with a letter or digit)`,
+			`spec.package.name "Bad_Name": must be a lowercase DNS label: letters, digits and '-', starting and ending with a letter or digit (^[a-z0-9]([-a-z0-9]*[a-z0-9])?$); the API server accepts it only because the CRD's pattern is unanchored`,
 		}},
 		{name: "other version", obj: po(func(m map[string]any) { m["apiVersion"] = "platform.openshift.io/v1" }),
 			want: []string{`apiVersion "platform.openshift.io/v1": want platform.openshift.io/v1alpha1`}},
