@@ -9,6 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -20,6 +21,47 @@ import (
 
 // The step's cluster I/O: reading BundleDeployments and the manager's
 // Deployment, writing status, resolving kinds.
+
+// NotServedError says the cluster does not serve the BundleDeployment
+// version a shape writes: rukpak is not installed, or serves another one.
+type NotServedError struct {
+	// GroupVersion is the version asked for.
+	GroupVersion schema.GroupVersion
+}
+
+// Error says what is missing and what to check.
+func (e *NotServedError) Error() string {
+	return fmt.Sprintf("the cluster does not serve %s %s: rukpak's CRD %s is missing or serves another version (see --bundle-deployment-shape)",
+		BundleDeploymentKind, e.GroupVersion, BundleDeploymentCRD)
+}
+
+// listBundleDeployments returns the client of the shape's
+// BundleDeployments and those in the cluster by name. When the cluster
+// does not serve them (no such kind, or a 404 on the list: the CRD went
+// away since discovery) the error is a *NotServedError.
+func listBundleDeployments(ctx context.Context, c *component.Cluster, shape Shape) (component.ResourceClient, map[string]*unstructured.Unstructured, error) {
+	gvk := shape.GroupVersionKind()
+	notServed := &NotServedError{GroupVersion: gvk.GroupVersion()}
+	client, err := resource(c, gvk, "")
+	if meta.IsNoMatchError(err) {
+		return nil, nil, notServed
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	list, err := client.List(ctx, metav1.ListOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil, notServed
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("list BundleDeployments: %w", err)
+	}
+	bds := make(map[string]*unstructured.Unstructured, len(list.Items))
+	for i := range list.Items {
+		bds[list.Items[i].GetName()] = &list.Items[i]
+	}
+	return client, bds, nil
+}
 
 // bundleDeploymentConditions returns status.conditions of a
 // BundleDeployment; entries that do not decode are skipped.

@@ -4,9 +4,6 @@ package platformoperators_test
 
 import (
 	"context"
-	"encoding/json"
-	"os"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,239 +14,21 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/restmapper"
 
 	"github.com/payload-apply/payload-apply/components/platformoperators"
-	"github.com/payload-apply/payload-apply/lib/component"
 	"github.com/payload-apply/payload-apply/lib/manifest"
-	"github.com/payload-apply/payload-apply/lib/resourceapply"
-	"github.com/payload-apply/payload-apply/plan"
-	"github.com/payload-apply/payload-apply/test/apiserver"
 )
-
-func TestMain(m *testing.M) {
-	os.Exit(apiserver.Run(m, apiserver.Options{Controllers: []string{"garbage-collector"}}))
-}
-
-const fieldManager = "payload-apply-e2e"
-
-// env is the test's view of the cluster.
-type env struct {
-	t       *testing.T
-	cluster *component.Cluster
-}
-
-func newEnv(t *testing.T) *env {
-	s := apiserver.Shared(t)
-	cfg := s.RESTConfig()
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
-	return &env{t: t, cluster: &component.Cluster{Client: resourceapply.DynamicClient(dyn, mapper), FieldManager: fieldManager}}
-}
-
-// with returns the env for a subtest, so that its failures stop the subtest.
-func (e *env) with(t *testing.T) *env { return &env{t: t, cluster: e.cluster} }
-
-func (e *env) client(gvk schema.GroupVersionKind, namespace string) component.ResourceClient {
-	e.t.Helper()
-	c, err := e.cluster.Resource(gvk, namespace)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return c
-}
-
-// apply server-side applies a manifest, as the apply engine would.
-func (e *env) apply(m *manifest.Manifest) *unstructured.Unstructured {
-	e.t.Helper()
-	data, err := json.Marshal(m.Obj.Object)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	force := true
-	got, err := e.client(m.GVK, m.Obj.GetNamespace()).Patch(e.t.Context(), m.Obj.GetName(), types.ApplyPatchType, data,
-		metav1.PatchOptions{FieldManager: fieldManager, Force: &force})
-	if err != nil {
-		e.t.Fatalf("%s: apply: %v", m, err)
-	}
-	return got
-}
-
-// waitEstablished waits for a CRD to serve its kinds.
-func (e *env) waitEstablished(name string) {
-	e.t.Helper()
-	crds := e.client(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}, "")
-	err := wait.PollUntilContextTimeout(e.t.Context(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		u, err := crds.Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-		for _, c := range conds {
-			if m, ok := c.(map[string]any); ok && m["type"] == "Established" && m["status"] == "True" {
-				return true, nil
-			}
-		}
-		return false, nil
-	})
-	if err != nil {
-		e.t.Fatalf("CRD %s not established: %v", name, err)
-	}
-	// The client resets its mapper when the new kind has no match yet.
-}
-
-func (e *env) get(gvk schema.GroupVersionKind, namespace, name string) *unstructured.Unstructured {
-	e.t.Helper()
-	u, err := e.client(gvk, namespace).Get(e.t.Context(), name, metav1.GetOptions{})
-	if err != nil {
-		e.t.Fatalf("%s %s: %v", gvk.Kind, name, err)
-	}
-	return u
-}
-
-func (e *env) platformOperator(name string) *platformoperators.PlatformOperator {
-	e.t.Helper()
-	po := &platformoperators.PlatformOperator{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(e.get(platformoperators.GroupVersionKind, "", name).Object, po); err != nil {
-		e.t.Fatal(err)
-	}
-	return po
-}
-
-func (e *env) clusterOperator(name string) *configv1.ClusterOperator {
-	e.t.Helper()
-	co := &configv1.ClusterOperator{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(e.get(coGVK, "", name).Object, co); err != nil {
-		e.t.Fatal(err)
-	}
-	return co
-}
-
-// installed returns "Status Reason" of a PlatformOperator's Installed
-// condition and its active BundleDeployment.
-func (e *env) installed(name string) string {
-	e.t.Helper()
-	po := e.platformOperator(name)
-	c := meta.FindStatusCondition(po.Status.Conditions, platformoperators.ConditionInstalled)
-	if c == nil {
-		return "none"
-	}
-	s := string(c.Status) + " " + c.Reason
-	if po.Status.ActiveBundleDeployment != nil {
-		s += " active=" + po.Status.ActiveBundleDeployment.Name
-	}
-	return s
-}
-
-// coConditions prints a ClusterOperator's Available, Progressing and
-// Degraded conditions as "Type=Status Reason".
-func (e *env) coConditions(name string) []string {
-	e.t.Helper()
-	var out []string
-	for _, c := range e.clusterOperator(name).Status.Conditions {
-		out = append(out, string(c.Type)+"="+string(c.Status)+" "+c.Reason)
-	}
-	slices.Sort(out)
-	return out
-}
-
-// setBundleDeploymentConditions writes a BundleDeployment's status
-// conditions, as rukpak would.
-func (e *env) setBundleDeploymentConditions(name string, shape platformoperators.Shape, conds ...metav1.Condition) {
-	e.t.Helper()
-	client := e.client(shape.GroupVersionKind(), "")
-	u, err := client.Get(e.t.Context(), name, metav1.GetOptions{})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	var list []any
-	for _, c := range conds {
-		c.LastTransitionTime = metav1.Now()
-		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&c)
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		list = append(list, m)
-	}
-	if err := unstructured.SetNestedSlice(u.Object, list, "status", "conditions"); err != nil {
-		e.t.Fatal(err)
-	}
-	if _, err := client.UpdateStatus(e.t.Context(), u, metav1.UpdateOptions{}); err != nil {
-		e.t.Fatalf("BundleDeployment %s: update status: %v", name, err)
-	}
-}
-
-func (e *env) reconcile(step *platformoperators.Step) *platformoperators.Result {
-	e.t.Helper()
-	res, err := step.Reconcile(e.t.Context(), e.cluster)
-	if err != nil {
-		e.t.Fatalf("reconcile: %v", err)
-	}
-	return res
-}
-
-var (
-	coGVK  = configv1.GroupVersion.WithKind("ClusterOperator")
-	depGVK = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
-	bdGVK  = platformoperators.ShapeV1Alpha2.GroupVersionKind()
-)
-
-func cond(t string, s metav1.ConditionStatus, reason string) metav1.Condition {
-	return metav1.Condition{Type: t, Status: s, Reason: reason, Message: t + " is " + string(s)}
-}
 
 func TestPlatformOperatorsE2E(t *testing.T) {
-	e := newEnv(t)
+	e, step, p := setup(t)
 	ctx := t.Context()
 
-	// The plan, as `render --feature-set TechPreviewNoUpgrade
-	// --extra-manifests testdata/extra --catalog testdata/catalog` makes it.
-	p, err := plan.Build(context.Background(), plan.Options{
-		FeatureSet:     "TechPreviewNoUpgrade",
-		ExtraManifests: os.DirFS("testdata/extra"),
-		Components:     plan.Components{Catalog: os.DirFS("testdata/catalog")},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	steps := pomSteps(p)
-	if len(steps) != 1 {
-		t.Fatalf("%d steps, want 1", len(steps))
-	}
-	step, ok := steps[0].Step.(*platformoperators.Step)
-	if !ok {
-		t.Fatalf("step is %T", steps[0].Step)
-	}
-
-	// What the apply engine would have applied before the step: the
-	// ClusterOperator CRD, the manager's namespace, CRDs, Deployment and
-	// ClusterOperators, and the admin's PlatformOperators (oldest first).
+	// The admin's PlatformOperators, applied as the apply engine would,
+	// oldest first.
 	var pos []*manifest.Manifest
 	for _, m := range p.Objects {
-		id := m.ID()
-		switch {
-		case id.Kind == "CustomResourceDefinition" && slices.Contains([]string{"clusteroperators.config.openshift.io", platformoperators.PlatformOperatorCRD, platformoperators.BundleDeploymentCRD}, id.Name):
-			e.apply(m)
-			e.waitEstablished(id.Name)
-		case id.Kind == "Namespace" && id.Name == platformoperators.Namespace,
-			id.Kind == "Deployment" && id.Name == platformoperators.ManagerDeployment,
-			id.Kind == "ClusterOperator" && strings.HasPrefix(id.Name, "platform-operators-"):
-			e.apply(m)
-		case id.Kind == platformoperators.Kind:
+		if m.GVK.Kind == platformoperators.Kind {
 			pos = append(pos, m)
 		}
 	}
@@ -489,36 +268,6 @@ func TestPlatformOperatorsE2E(t *testing.T) {
 		}
 		if got := e.get(coGVK, "", platformoperators.AggregateClusterOperator).GetResourceVersion(); got != coRV {
 			t.Errorf("aggregate ClusterOperator written in a dry run: %s -> %s", coRV, got)
-		}
-	})
-
-	t.Run("v1alpha1 shape", func(t *testing.T) {
-		e := e.with(t)
-		po := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "platform.openshift.io/v1alpha1",
-			"kind":       "PlatformOperator",
-			"metadata":   map[string]any{"name": "old-shape"},
-			"spec":       map[string]any{"package": map[string]any{"name": "local-storage-operator"}},
-		}}
-		if _, err := e.client(platformoperators.GroupVersionKind, "").Create(ctx, po, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		v1 := &platformoperators.Step{Catalog: step.Catalog, ReleaseVersion: step.ReleaseVersion, Shape: platformoperators.ShapeV1Alpha1}
-		res := e.reconcile(v1)
-		if diff := cmp.Diff([]string{"old-shape"}, res.Created); diff != "" {
-			t.Errorf("created (-want +got):\n%s", diff)
-		}
-		v1GVK := platformoperators.ShapeV1Alpha1.GroupVersionKind()
-		bd := e.get(v1GVK, "", "old-shape")
-		tmpl, _, _ := unstructured.NestedString(bd.Object, "spec", "template", "spec", "source", "image", "ref")
-		if !strings.HasPrefix(tmpl, "registry.example.com/lso/") {
-			t.Errorf("v1alpha1 BundleDeployment read back from v1alpha2 storage lost its template: %v", bd.Object["spec"])
-		}
-		e.setBundleDeploymentConditions("old-shape", platformoperators.ShapeV1Alpha1,
-			cond("HasValidBundle", "True", "UnpackSuccessful"), cond("Installed", "True", "InstallationSucceeded"))
-		e.reconcile(v1)
-		if got := e.installed("old-shape"); got != "True InstallSuccessful active=old-shape" {
-			t.Errorf("Installed %s", got)
 		}
 	})
 }

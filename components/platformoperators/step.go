@@ -12,7 +12,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -142,22 +141,12 @@ func (s *Step) Reconcile(ctx context.Context, c *component.Cluster) (*Result, er
 	// another version than the shape) every PlatformOperator reports it,
 	// and the aggregate ClusterOperator says so, before the step fails.
 	var errs []error
-	bds := map[string]*unstructured.Unstructured{}
-	bdClient, bdErr := resource(c, shape.GroupVersionKind(), "")
-	if bdErr == nil {
-		var bdList *unstructured.UnstructuredList
-		if bdList, bdErr = bdClient.List(ctx, metav1.ListOptions{}); bdErr != nil {
-			return nil, fmt.Errorf("%s: list BundleDeployments: %w", StepName, bdErr)
+	bdClient, bds, bdErr := listBundleDeployments(ctx, c, shape)
+	if bdErr != nil {
+		if _, ok := bdErr.(*NotServedError); !ok {
+			return nil, fmt.Errorf("%s: %w", StepName, bdErr)
 		}
-		for i := range bdList.Items {
-			bds[bdList.Items[i].GetName()] = &bdList.Items[i]
-		}
-	} else if meta.IsNoMatchError(bdErr) {
-		bdErr = fmt.Errorf("the cluster does not serve %s %s: rukpak's CRD %s is missing or serves another version (see --bundle-deployment-shape)",
-			BundleDeploymentKind, shape.GroupVersionKind().GroupVersion(), BundleDeploymentCRD)
 		errs = append(errs, fmt.Errorf("%s: %w", StepName, bdErr))
-	} else {
-		return nil, fmt.Errorf("%s: %w", StepName, bdErr)
 	}
 
 	type item struct {
