@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+
 	rbacv1 "k8s.io/api/rbac/v1"
 
 	configv1 "github.com/openshift/api/config/v1"
@@ -12,7 +13,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/payload-apply/payload-apply/lib/component"
+	"github.com/payload-apply/payload-apply/lib/manifest"
 )
+
+// ingressID is the Ingress config the step writes the status of.
+var ingressID = manifest.ID{Group: configv1.GroupName, Kind: "Ingress", Name: "cluster"}
 
 // PlacementStep writes the Ingress config's status.defaultPlacement through
 // the status subresource (status cannot be created with the object). It
@@ -38,11 +43,11 @@ func (s *PlacementStep) Rules() []rbacv1.PolicyRule {
 func (s *PlacementStep) Run(ctx context.Context, c *component.Cluster) error {
 	client, err := c.Resource(configv1.GroupVersion.WithKind("Ingress"), "")
 	if err != nil {
-		return fmt.Errorf("Ingress/cluster: %w", err)
+		return fmt.Errorf("%s: %w", ingressID.Ref(), err)
 	}
 	live, err := client.Get(ctx, "cluster", metav1.GetOptions{})
 	if err != nil {
-		return fmt.Errorf("Ingress/cluster: get: %w", err)
+		return fmt.Errorf("%s: get: %w", ingressID.Ref(), err)
 	}
 	current, _, _ := unstructured.NestedString(live.Object, "status", "defaultPlacement")
 	if current == string(s.Placement) {
@@ -54,7 +59,7 @@ func (s *PlacementStep) Run(ctx context.Context, c *component.Cluster) error {
 	}
 	opts := metav1.PatchOptions{FieldManager: c.FieldManager, DryRun: c.DryRunOption()}
 	if _, err := client.Patch(ctx, "cluster", types.MergePatchType, patch, opts, "status"); err != nil {
-		return fmt.Errorf("Ingress/cluster: write status.defaultPlacement %s: %w", s.Placement, err)
+		return fmt.Errorf("%s: write status.defaultPlacement %s: %w", ingressID.Ref(), s.Placement, err)
 	}
 	return nil
 }

@@ -64,12 +64,7 @@ func isProfile(m *manifest.Manifest) bool {
 }
 
 // ref prints an object of a manifest as Kind/name or Kind/namespace/name.
-func ref(m *manifest.Manifest) string {
-	if ns := m.Obj.GetNamespace(); ns != "" {
-		return m.GVK.Kind + "/" + ns + "/" + m.Obj.GetName()
-	}
-	return m.GVK.Kind + "/" + m.Obj.GetName()
-}
+func ref(m *manifest.Manifest) string { return m.ID().Ref() }
 
 // profileErrors turns a render error into one error per line, each headed
 // by prefix.

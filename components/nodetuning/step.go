@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/payload-apply/payload-apply/lib/component"
+	"github.com/payload-apply/payload-apply/lib/manifest"
 )
 
 var (
@@ -131,14 +132,14 @@ func (s *HostedStep) finalize(ctx context.Context, w *writer, live *unstructured
 	switch {
 	case apierrors.IsNotFound(err):
 	case err != nil:
-		return fmt.Errorf("RuntimeClass/%s: get: %w", rcName, err)
+		return fmt.Errorf("%s: get: %w", runtimeClassRef(rcName), err)
 	case rc.GetLabels()[ProfileLabel] != src.Profile.Name:
 		// Not rendered from this profile (the step never wrote it): leave it.
 	default:
 		opts := w.deleteOptions()
 		opts.Preconditions = &metav1.Preconditions{UID: ptrTo(rc.GetUID())}
 		if err := rcs.Delete(ctx, rcName, opts); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("RuntimeClass/%s: delete: %w", rcName, err)
+			return fmt.Errorf("%s: delete: %w", runtimeClassRef(rcName), err)
 		}
 	}
 	if !slices.Contains(live.GetFinalizers(), Finalizer) {
@@ -284,7 +285,7 @@ func configMapUpToDate(live, desired *unstructured.Unstructured) bool {
 // another handler is an error.
 func (w *writer) ensureRuntimeClass(ctx context.Context, obj map[string]any) error {
 	desired := (&unstructured.Unstructured{Object: obj}).DeepCopy()
-	ref := "RuntimeClass/" + desired.GetName()
+	ref := runtimeClassRef(desired.GetName())
 	rcs := w.rcs
 	live, err := rcs.Get(ctx, desired.GetName(), metav1.GetOptions{})
 	switch {
@@ -311,7 +312,13 @@ func (w *writer) ensureRuntimeClass(ctx context.Context, obj map[string]any) err
 	return nil
 }
 
-func configMapRef(namespace, name string) string { return "ConfigMap/" + namespace + "/" + name }
+func runtimeClassRef(name string) string {
+	return manifest.ID{Group: "node.k8s.io", Kind: "RuntimeClass", Name: name}.Ref()
+}
+
+func configMapRef(namespace, name string) string {
+	return manifest.ID{Kind: "ConfigMap", Namespace: namespace, Name: name}.Ref()
+}
 
 // containsStrings reports whether have holds every entry of want.
 func containsStrings(have, want map[string]string) bool {

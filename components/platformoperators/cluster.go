@@ -17,7 +17,16 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/payload-apply/payload-apply/lib/component"
+	"github.com/payload-apply/payload-apply/lib/manifest"
 )
+
+// managerID is the platform operators manager's Deployment.
+var managerID = manifest.ID{Group: "apps", Kind: "Deployment", Namespace: Namespace, Name: ManagerDeployment}
+
+// clusterOperatorRef prints ClusterOperator/name.
+func clusterOperatorRef(name string) string {
+	return manifest.ID{Group: configv1.GroupName, Kind: "ClusterOperator", Name: name}.Ref()
+}
 
 // The step's cluster I/O: reading BundleDeployments and the manager's
 // Deployment, writing status, resolving kinds.
@@ -129,12 +138,12 @@ func writeClusterOperator(ctx context.Context, c *component.Cluster, name string
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("ClusterOperator/%s: get: %w", name, err)
+			return fmt.Errorf("%s: get: %w", clusterOperatorRef(name), err)
 		}
 		var existing configv1.ClusterOperatorStatus
 		if raw, ok := u.Object["status"].(map[string]any); ok {
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &existing); err != nil {
-				return fmt.Errorf("ClusterOperator/%s: decode status: %w", name, err)
+				return fmt.Errorf("%s: decode status: %w", clusterOperatorRef(name), err)
 			}
 		}
 		merged := MergeClusterOperatorStatus(existing, desired, now)
@@ -143,14 +152,14 @@ func writeClusterOperator(ctx context.Context, c *component.Cluster, name string
 		}
 		st, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&merged)
 		if err != nil {
-			return fmt.Errorf("ClusterOperator/%s: encode status: %w", name, err)
+			return fmt.Errorf("%s: encode status: %w", clusterOperatorRef(name), err)
 		}
 		u.Object["status"] = st
 		if _, err := client.UpdateStatus(ctx, u, updateOptions(c)); err != nil {
 			if apierrors.IsConflict(err) {
 				return err
 			}
-			return fmt.Errorf("ClusterOperator/%s: update status: %w", name, err)
+			return fmt.Errorf("%s: update status: %w", clusterOperatorRef(name), err)
 		}
 		res.Updated = append(res.Updated, "ClusterOperator/"+name)
 		return nil
@@ -168,11 +177,11 @@ func manager(ctx context.Context, c *component.Cluster) (*appsv1.Deployment, err
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("Deployment/%s/%s: get: %w", Namespace, ManagerDeployment, err)
+		return nil, fmt.Errorf("%s: get: %w", managerID.Ref(), err)
 	}
 	d := &appsv1.Deployment{}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, d); err != nil {
-		return nil, fmt.Errorf("Deployment/%s/%s: decode: %w", Namespace, ManagerDeployment, err)
+		return nil, fmt.Errorf("%s: decode: %w", managerID.Ref(), err)
 	}
 	return d, nil
 }

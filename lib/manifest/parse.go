@@ -59,6 +59,16 @@ func (id ID) String() string {
 	return kind + "/" + id.Namespace + "/" + id.Name
 }
 
+// Ref prints the ID as Kind/namespace/name, or Kind/name for a
+// cluster-scoped object, without the group: the short form messages use
+// for a kind whose group is plain from the context.
+func (id ID) Ref() string {
+	if id.Namespace == "" {
+		return id.Kind + "/" + id.Name
+	}
+	return id.Kind + "/" + id.Namespace + "/" + id.Name
+}
+
 // ID returns the object's identity.
 func (m *Manifest) ID() ID {
 	return ID{Group: m.GVK.Group, Kind: m.GVK.Kind, Namespace: m.Obj.GetNamespace(), Name: m.Obj.GetName()}
