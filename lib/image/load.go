@@ -161,8 +161,20 @@ func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) { return f.files.ReadDi
 // Stat describes the named file.
 func (f *FS) Stat(name string) (fs.FileInfo, error) { return f.files.Stat(name) }
 
+// NewFS returns an FS of files (directories are entries with fs.ModeDir)
+// with an image's digest and config, as Flatten would return it: for a
+// payload kept elsewhere, such as a cache. files is used as it is; the
+// caller must not change it afterwards.
+func NewFS(files fstest.MapFS, digest v1.Hash, config *v1.ConfigFile) *FS {
+	return &FS{files: files, digest: digest, config: config}
+}
+
 // Digest is the image's manifest digest.
 func (f *FS) Digest() v1.Hash { return f.digest }
+
+// Config returns the image's config file (nil when unknown). The caller
+// must not change it.
+func (f *FS) Config() *v1.ConfigFile { return f.config }
 
 // Labels returns the image config's labels (nil when it has none). The map
 // is a copy.
