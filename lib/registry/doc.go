@@ -1,0 +1,21 @@
+// Package registry pushes release payload images to container registries
+// and pulls payloads from them, with go-containerregistry's remote package.
+//
+// A Client talks to registries as the container tools do: credentials from
+// the files podman, skopeo, oc and docker keep (Keychain), TLS verified
+// against the system roots (plus Options.RootCAs) except for the hosts in
+// Options.Insecure, which may also be reached over plain HTTP, as skopeo's
+// --tls-verify=false allows. Every response is bounded: manifests and other
+// metadata by Limits.MaxManifestSize, redirect chains by Limits.MaxRedirects,
+// a stalled body by Limits.StallTimeout, layers by image.LoadOptions.
+//
+// Pull reads only the layers a payload needs (image.FlattenTop): from the
+// top of the image down to the layer below which nothing of manifests/ and
+// release-manifests/ can come. Layers are spooled to temporary files, checked
+// against their digests, and removed when Pull returns.
+//
+// The pure parts (references, credential files) are apart from the network
+// code (transport, client, pull, push). The package imports
+// go-containerregistry, lib/image and the standard library; never client-go
+// or the payload model.
+package registry

@@ -1,0 +1,329 @@
+package registry
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/base64"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+)
+
+// Binary is the registry server hack/install-test-deps.sh installs.
+const Binary = "docker-registry"
+
+// Registry is a running registry. Its fields are read-only.
+type Registry struct {
+	// Host is "127.0.0.1:PORT".
+	Host string
+	// Dir holds the certificates, htpasswd, config, data and the log.
+	Dir string
+	// CAFile is the PEM CA certificate that signed the serving
+	// certificate; CertPool holds it.
+	CAFile   string
+	CertPool *x509.CertPool
+	// Username and Password are the one account of the htpasswd file.
+	Username, Password string
+	// AuthFile is a containers-auth.json file with Username and Password
+	// for Host.
+	AuthFile string
+
+	cmd      *exec.Cmd
+	done     chan struct{}
+	stopOnce sync.Once
+	tempDir  bool
+}
+
+// CI reports whether CI=true, where an unavailable registry fails tests.
+func CI() bool { return os.Getenv("CI") == "true" }
+
+// Start runs a registry in a new temporary directory (removed by Stop) and
+// waits until it answers. It fails when docker-registry is not installed.
+func Start(ctx context.Context) (*Registry, error) {
+	bin, err := exec.LookPath(Binary)
+	if err != nil {
+		return nil, fmt.Errorf("registry: %s not installed (hack/install-test-deps.sh installs Debian's docker-registry): %w", Binary, err)
+	}
+	dir, err := os.MkdirTemp("", "test-registry-")
+	if err != nil {
+		return nil, err
+	}
+	r := &Registry{Dir: dir, Username: "payload", Password: "apply-" + strconv.FormatInt(time.Now().UnixNano(), 36), tempDir: true, done: make(chan struct{})}
+	if err := r.start(ctx, bin); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return r, nil
+}
+
+func (r *Registry) start(ctx context.Context, bin string) error {
+	if err := r.writeFiles(); err != nil {
+		return fmt.Errorf("registry: %w", err)
+	}
+	log, err := os.Create(filepath.Join(r.Dir, "registry.log"))
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	r.cmd = exec.Command(bin, "serve", filepath.Join(r.Dir, "config.yml"))
+	r.cmd.Dir = r.Dir
+	r.cmd.Stdout, r.cmd.Stderr = log, log
+	// Pdeathsig: the registry dies with the test binary.
+	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := r.cmd.Start(); err != nil {
+		return fmt.Errorf("registry: %w", err)
+	}
+	go func() { _ = r.cmd.Wait(); close(r.done) }()
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: r.CertPool}}, Timeout: 2 * time.Second}
+	var last error
+	for {
+		select {
+		case <-r.done:
+			data, _ := os.ReadFile(filepath.Join(r.Dir, "registry.log"))
+			return fmt.Errorf("registry: exited before it was ready:\n%s", tail(data))
+		case <-ctx.Done():
+			r.Stop()
+			return fmt.Errorf("registry: not ready: %v", last)
+		case <-time.After(50 * time.Millisecond):
+		}
+		resp, err := client.Get("https://" + r.Host + "/v2/")
+		if err != nil {
+			last = err
+			continue
+		}
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusUnauthorized {
+			return nil
+		}
+		last = fmt.Errorf("GET /v2/: %s", resp.Status)
+	}
+}
+
+func tail(b []byte) string {
+	lines := bytes.Split(bytes.TrimRight(b, "\n"), []byte("\n"))
+	if len(lines) > 20 {
+		lines = lines[len(lines)-20:]
+	}
+	return string(bytes.Join(lines, []byte("\n")))
+}
+
+// writeFiles writes the CA, the serving certificate, htpasswd, the auth
+// file and the configuration, on a free port.
+func (r *Registry) writeFiles() error {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	r.Host = l.Addr().String()
+	l.Close()
+
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	caTmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "payload-apply test registry CA"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		return err
+	}
+	ca, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		return err
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: []string{"localhost"},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	if err != nil {
+		return err
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return err
+	}
+	r.CertPool = x509.NewCertPool()
+	r.CertPool.AddCert(ca)
+	r.CAFile = filepath.Join(r.Dir, "ca.crt")
+	hash, err := bcrypt.GenerateFromPassword([]byte(r.Password), bcrypt.MinCost)
+	if err != nil {
+		return err
+	}
+	r.AuthFile = filepath.Join(r.Dir, "auth.json")
+	auth := base64.StdEncoding.EncodeToString([]byte(r.Username + ":" + r.Password))
+	files := map[string][]byte{
+		"ca.crt":     pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
+		"server.crt": pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		"server.key": pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}),
+		"htpasswd":   []byte(r.Username + ":" + string(hash) + "\n"),
+		"auth.json":  []byte(fmt.Sprintf(`{"auths":{%q:{"auth":%q}}}`+"\n", r.Host, auth)),
+		"config.yml": []byte(fmt.Sprintf(`version: 0.1
+log:
+  level: warn
+  accesslog:
+    disabled: true
+storage:
+  filesystem:
+    rootdirectory: %s
+  delete:
+    enabled: true
+http:
+  addr: %s
+  tls:
+    certificate: %s
+    key: %s
+auth:
+  htpasswd:
+    realm: payload-apply-test
+    path: %s
+`, filepath.Join(r.Dir, "data"), r.Host, filepath.Join(r.Dir, "server.crt"), filepath.Join(r.Dir, "server.key"), filepath.Join(r.Dir, "htpasswd"))),
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(r.Dir, name), data, 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Stop ends the registry (SIGTERM, SIGKILL after 10 s) and removes its
+// temporary directory.
+func (r *Registry) Stop() {
+	r.stopOnce.Do(func() {
+		if r.cmd != nil && r.cmd.Process != nil {
+			_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGTERM)
+			select {
+			case <-r.done:
+			case <-time.After(10 * time.Second):
+				_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL)
+				<-r.done
+			}
+		}
+		if r.tempDir {
+			os.RemoveAll(r.Dir)
+		}
+	})
+}
+
+// shared is the registry Run started for this test binary.
+var shared struct {
+	sync.Mutex
+	ran bool
+	r   *Registry
+	err error
+}
+
+// Run is for TestMain: it starts one registry for the test binary, runs the
+// tests, stops it and returns the exit code. When the registry cannot start,
+// the tests run and Shared skips those that need it; under CI=true Run
+// fails instead.
+func Run(m *testing.M) int {
+	r, err := Start(context.Background())
+	shared.Lock()
+	shared.ran, shared.r, shared.err = true, r, err
+	shared.Unlock()
+	if err != nil {
+		if CI() {
+			fmt.Fprintf(os.Stderr, "FAIL: test registry (CI=true, so not skipping): %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(os.Stderr, "test registry unavailable, tests that need it will skip: %v\n", err)
+		return m.Run()
+	}
+	defer r.Stop()
+	return m.Run()
+}
+
+// Shared returns the registry Run started; without one it skips the test
+// (fails it under CI=true).
+func Shared(tb testing.TB) *Registry {
+	tb.Helper()
+	shared.Lock()
+	ran, r, err := shared.ran, shared.r, shared.err
+	shared.Unlock()
+	if !ran {
+		tb.Fatal("registry.Shared: no registry: call registry.Run from TestMain")
+	}
+	if err != nil {
+		Unavailable(tb, err)
+	}
+	return r
+}
+
+// New starts a registry for one test, stopped when it ends.
+func New(tb testing.TB) *Registry {
+	tb.Helper()
+	r, err := Start(context.Background())
+	if err != nil {
+		Unavailable(tb, err)
+	}
+	tb.Cleanup(r.Stop)
+	return r
+}
+
+// Unavailable skips tb for a missing tool (fails it under CI=true).
+func Unavailable(tb testing.TB, err error) {
+	tb.Helper()
+	if CI() {
+		tb.Fatalf("CI=true, so not skipping: %v", err)
+	}
+	tb.Skipf("skipping (under CI=true this fails): %v", err)
+}
+
+// ErrNotInstalled is returned by Tool for a missing program.
+var ErrNotInstalled = errors.New("not installed")
+
+// Tool returns the path of a test tool (skopeo, gpg, cosign): in PATH, or
+// in the repository's _output/bin. Missing: it skips tb with a hint (fails
+// it under CI=true).
+func Tool(tb testing.TB, name string) string {
+	tb.Helper()
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	if dir, err := os.Getwd(); err == nil {
+		for d := dir; ; d = filepath.Dir(d) {
+			p := filepath.Join(d, "_output", "bin", name)
+			if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+				return p
+			}
+			if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil || filepath.Dir(d) == d {
+				break
+			}
+		}
+	}
+	Unavailable(tb, fmt.Errorf("%s: %w (make test-deps installs it)", name, ErrNotInstalled))
+	return ""
+}
