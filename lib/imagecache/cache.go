@@ -1,0 +1,273 @@
+package imagecache
+
+import (
+	"archive/tar"
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing/fstest"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/payload-apply/payload-apply/lib/image"
+)
+
+// formatVersion changes when the entry format does; entries of another
+// format are misses.
+const formatVersion = 1
+
+// metaName is the first entry of an entry's tar.
+const metaName = "meta.json"
+
+// Cache is a directory of payload entries. Its zero limits take
+// DefaultMaxBytes and DefaultMaxEntries. It is safe for concurrent use,
+// by goroutines and by processes.
+type Cache struct {
+	// Dir holds the entries; created (0700) on the first Put.
+	Dir string
+	// MaxBytes and MaxEntries bound the entries kept.
+	MaxBytes   int64
+	MaxEntries int
+}
+
+// Defaults: room for a few dozen releases (the real payload is 13 MiB).
+const (
+	DefaultMaxBytes   = 1 << 30
+	DefaultMaxEntries = 32
+)
+
+// DefaultDir is os.UserCacheDir()/payload-apply/payloads
+// ($XDG_CACHE_HOME or ~/.cache on Linux).
+func DefaultDir() (string, error) {
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("payload cache: %w", err)
+	}
+	return filepath.Join(d, "payload-apply", "payloads"), nil
+}
+
+// Meta describes an entry.
+type Meta struct {
+	// Format is the entry format's version.
+	Format int `json:"format"`
+	// Digest is the key: the digest the reference resolved to.
+	Digest string `json:"digest"`
+	// ImageDigest is the image manifest's digest (Digest's image for linux/amd64 when
+	// Digest is an image index).
+	ImageDigest string `json:"imageDigest"`
+	// Reference is where the payload was pulled from (REPO@DIGEST).
+	Reference string `json:"reference"`
+	// Pulled is when.
+	Pulled time.Time `json:"pulled"`
+	// Config is the image's config file.
+	Config *v1.ConfigFile `json:"config,omitempty"`
+}
+
+func (c *Cache) entryPath(digest v1.Hash) string {
+	return filepath.Join(c.Dir, digest.Algorithm+"-"+digest.Hex+".tar")
+}
+
+// Get returns the payload cached for digest and its Meta, or nil, nil, nil
+// when there is none. A damaged entry is removed and reported as a miss
+// with the error.
+func (c *Cache) Get(digest v1.Hash) (*image.FS, *Meta, error) {
+	p := c.entryPath(digest)
+	f, err := os.Open(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("payload cache: %w", err)
+	}
+	defer f.Close()
+	fsys, meta, err := readEntry(bufio.NewReaderSize(f, 1<<20))
+	if err == nil && meta.Digest != digest.String() {
+		err = fmt.Errorf("entry is for %s", meta.Digest)
+	}
+	if err != nil {
+		os.Remove(p)
+		return nil, nil, fmt.Errorf("payload cache: %s: %w (removed)", p, err)
+	}
+	now := time.Now()
+	_ = os.Chtimes(p, now, now) // recently used
+	return fsys, meta, nil
+}
+
+func readEntry(r io.Reader) (*image.FS, *Meta, error) {
+	lim := image.DefaultLoadOptions()
+	tr := tar.NewReader(r)
+	hdr, err := tr.Next()
+	if err != nil || hdr.Name != metaName || hdr.Size > 8<<20 {
+		return nil, nil, errors.New("no meta.json first")
+	}
+	var meta Meta
+	if err := json.NewDecoder(io.LimitReader(tr, hdr.Size)).Decode(&meta); err != nil {
+		return nil, nil, fmt.Errorf("meta.json: %w", err)
+	}
+	if meta.Format != formatVersion {
+		return nil, nil, fmt.Errorf("format %d, want %d", meta.Format, formatVersion)
+	}
+	digest, err := v1.NewHash(meta.ImageDigest)
+	if err != nil {
+		return nil, nil, fmt.Errorf("meta.json: %w", err)
+	}
+	files := fstest.MapFS{}
+	var total int64
+	for n := 0; ; n++ {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		name := path.Clean(hdr.Name)
+		if n >= lim.MaxFiles || !fs.ValidPath(name) || name == "." {
+			return nil, nil, fmt.Errorf("entry %q refused", hdr.Name)
+		}
+		switch hdr.Typeflag {
+		case tar.TypeDir:
+			files[name] = &fstest.MapFile{Mode: fs.ModeDir | 0o555}
+		case tar.TypeReg:
+			total += hdr.Size
+			if hdr.Size > lim.MaxFileSize || total > lim.MaxPayloadSize {
+				return nil, nil, fmt.Errorf("entry %q: above the payload limits", hdr.Name)
+			}
+			data := make([]byte, hdr.Size)
+			if _, err := io.ReadFull(tr, data); err != nil {
+				return nil, nil, err
+			}
+			files[name] = &fstest.MapFile{Data: data, Mode: 0o444}
+		default:
+			return nil, nil, fmt.Errorf("entry %q: type %q refused", hdr.Name, string(rune(hdr.Typeflag)))
+		}
+	}
+	return image.NewFS(files, digest, meta.Config), &meta, nil
+}
+
+// Put stores fsys (as Flatten or Get returned it) under digest, pulled
+// from ref, then evicts what the limits do not allow.
+func (c *Cache) Put(digest v1.Hash, ref string, fsys *image.FS) error {
+	if err := os.MkdirAll(c.Dir, 0o700); err != nil {
+		return fmt.Errorf("payload cache: %w", err)
+	}
+	tmp, err := os.CreateTemp(c.Dir, ".tmp-*")
+	if err != nil {
+		return fmt.Errorf("payload cache: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	bw := bufio.NewWriterSize(tmp, 1<<20)
+	err = writeEntry(bw, Meta{Format: formatVersion, Digest: digest.String(), ImageDigest: fsys.Digest().String(),
+		Reference: ref, Pulled: time.Now().UTC(), Config: fsys.Config()}, fsys)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), c.entryPath(digest))
+	}
+	if err != nil {
+		return fmt.Errorf("payload cache: %w", err)
+	}
+	return c.evict()
+}
+
+func writeEntry(w io.Writer, meta Meta, fsys *image.FS) error {
+	tw := tar.NewWriter(w)
+	data, err := json.Marshal(meta)
+	if err != nil {
+		return err
+	}
+	if err := tw.WriteHeader(&tar.Header{Name: metaName, Size: int64(len(data)), Mode: 0o600, Typeflag: tar.TypeReg}); err != nil {
+		return err
+	}
+	if _, err := tw.Write(data); err != nil {
+		return err
+	}
+	err = fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == "." {
+			return err
+		}
+		if d.IsDir() {
+			return tw.WriteHeader(&tar.Header{Name: p + "/", Mode: 0o755, Typeflag: tar.TypeDir})
+		}
+		data, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return err
+		}
+		if err := tw.WriteHeader(&tar.Header{Name: p, Size: int64(len(data)), Mode: 0o444, Typeflag: tar.TypeReg}); err != nil {
+			return err
+		}
+		_, err = tw.Write(data)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return tw.Close()
+}
+
+// evict removes the least recently used entries beyond the limits, and
+// temporary files of writers that died, under the cache's lock file.
+func (c *Cache) evict() error {
+	maxBytes, maxEntries := c.MaxBytes, c.MaxEntries
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxBytes
+	}
+	if maxEntries <= 0 {
+		maxEntries = DefaultMaxEntries
+	}
+	lock, err := os.OpenFile(filepath.Join(c.Dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return fmt.Errorf("payload cache: %w", err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return nil // another process is evicting
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) //nolint:errcheck
+	entries, err := os.ReadDir(c.Dir)
+	if err != nil {
+		return fmt.Errorf("payload cache: %w", err)
+	}
+	type entry struct {
+		path string
+		size int64
+		used time.Time
+	}
+	var list []entry
+	for _, e := range entries {
+		info, err := e.Info()
+		if err != nil {
+			continue
+		}
+		p := filepath.Join(c.Dir, e.Name())
+		switch {
+		case strings.HasPrefix(e.Name(), ".tmp-") && time.Since(info.ModTime()) > time.Hour:
+			os.Remove(p)
+		case strings.HasSuffix(e.Name(), ".tar") && info.Mode().IsRegular():
+			list = append(list, entry{p, info.Size(), info.ModTime()})
+		}
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].used.After(list[j].used) })
+	var total int64
+	for i, e := range list {
+		total += e.size
+		if i >= maxEntries || (total > maxBytes && i > 0) {
+			os.Remove(e.path)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,16 @@
+// Package imagecache keeps payloads pulled from registries on disk, by
+// digest, so that reading the same release again asks the network nothing
+// and reads no image again: one tar file per entry holding the payload
+// files as lib/image flattened them, and the image's config.
+//
+// Entries are written to a temporary file and renamed into place, so
+// readers never see a partial entry and concurrent writers of one digest
+// leave one whole entry; an entry removed while a reader has it open is
+// still read whole (it is one file). Eviction (least recently used first,
+// beyond MaxEntries or MaxBytes) runs after a Put under an exclusive lock
+// file, skipped when another process holds it. Entries are trusted as the
+// user's own files: the cache directory is private (0700) to its user.
+//
+// It imports lib/image, go-containerregistry's v1 types and the standard
+// library.
+package imagecache
