@@ -151,7 +151,7 @@ type applyOptions struct {
 
 func (o *applyOptions) Complete(ctx context.Context, args []string, s IOStreams) error {
 	var err error
-	o.opts, err = o.selection.complete(args)
+	o.opts, err = o.selection.complete(ctx, args)
 	return err
 }
 

@@ -21,7 +21,7 @@ func buildCommand() *command {
 	return &command{
 		name:  "build",
 		short: "Build a release payload image from manifest directories, offline",
-		usage: "--from [NAME=]DIR... --version V -o PATH [--format oci|docker-archive] [--base IMAGE] [--manifests DIR]",
+		usage: "--from [NAME=]DIR... --version V (-o PATH [--format oci|docker-archive] | --to HOST/REPO:TAG)... [--base IMAGE] [--manifests DIR]",
 		long: `Collects manifest directories into a release payload and writes it as an
 image, without a container daemon or a registry: an OCI image layout
 directory (--format oci, the default) or a docker-archive tarball. The image
@@ -53,8 +53,14 @@ pull spec well-formed (error), metadata version equal to the ImageStream
 name and the image label (error), every tag used by some manifest (warning:
 real releases carry images no manifest names, such as the installer).
 
---base IMAGE is an OCI layout directory or an image tarball whose layers
-come first; the payload layer hides the base's payload directories.
+--to HOST/REPO:TAG pushes the image to a registry (as 'oc adm release new
+--to-image' does), with the credentials and TLS settings of
+--registry-config and --insecure-registry; with -o too, it is also written.
+The digest printed is the one pushed: pull by it (HOST/REPO@sha256:...).
+
+--base IMAGE is an OCI layout directory, an image tarball or a registry
+reference whose layers come first; the payload layer hides the base's
+payload directories.
 
 Exit codes: 0 built, 1 error (inputs, validation or writing), 2 usage error.`,
 		flags: func(fs *pflag.FlagSet) runner {
@@ -64,7 +70,9 @@ Exit codes: 0 built, 1 error (inputs, validation or writing), 2 usage error.`,
 			fs.StringVar(&o.version, "version", "", "release version (semver): the label, release-metadata version and ImageStream name")
 			fs.StringVarP(&o.output, "output", "o", "", "where to write the image: a directory (oci) or a file (docker-archive)")
 			fs.StringVar(&o.format, "format", string(image.FormatOCI), "output format: oci or docker-archive")
-			fs.StringVar(&o.base, "base", "", "base image: an OCI layout directory or an image tarball")
+			fs.StringVar(&o.base, "base", "", "base image: an OCI layout directory, an image tarball or a registry reference")
+			fs.StringVar(&o.to, "to", "", "push the image to this registry reference, HOST/REPO:TAG")
+			o.registry.addFlags(fs)
 			return o
 		},
 	}
@@ -77,6 +85,8 @@ type buildOptions struct {
 	output    string
 	format    string
 	base      string
+	to        string
+	registry  registryFlags
 
 	sources []payload.Source
 }
@@ -137,8 +147,8 @@ func (o *buildOptions) Validate() error {
 		return usageErrorf("--from or --manifests is required")
 	case o.version == "":
 		return usageErrorf("--version is required")
-	case o.output == "":
-		return usageErrorf("-o/--output is required")
+	case o.output == "" && o.to == "":
+		return usageErrorf("-o/--output or --to is required")
 	}
 	switch image.Format(o.format) {
 	case image.FormatOCI, image.FormatDockerArchive:
@@ -163,8 +173,8 @@ func (o *buildOptions) Run(ctx context.Context, s IOStreams) error {
 
 	var base v1.Image
 	if o.base != "" {
-		if base, err = image.Open(o.base, image.LoadOptions{}); err != nil {
-			return fmt.Errorf("--base: %w", err)
+		if base, err = o.registry.openImage(ctx, "--base", o.base); err != nil {
+			return err
 		}
 	}
 	format := image.Format(o.format)
@@ -190,19 +200,30 @@ func (o *buildOptions) Run(ctx context.Context, s IOStreams) error {
 		}
 	}
 	if errs > 0 {
-		return fmt.Errorf("payload has %d errors: not writing %s", errs, o.output)
+		return fmt.Errorf("payload has %d errors: not writing %s", errs, strings.TrimPrefix(o.output+" or "+o.to, " or "))
 	}
 
-	if err := image.Write(img, o.output, image.WriteOptions{Format: format, Tag: o.version}); err != nil {
-		return err
+	var wrote []string
+	if o.output != "" {
+		if err := image.Write(img, o.output, image.WriteOptions{Format: format, Tag: o.version}); err != nil {
+			return err
+		}
+		wrote = append(wrote, fmt.Sprintf("wrote %s (%s)", o.output, format))
+	}
+	if o.to != "" {
+		pinned, err := pushImage(ctx, &o.registry, o.to, img)
+		if err != nil {
+			return err
+		}
+		wrote = append(wrote, "pushed "+pinned)
 	}
 	digest, err := img.Digest()
 	if err != nil {
 		return err
 	}
 	files := len(flat.Files())
-	fmt.Fprintf(s.ErrOut, "built release %s: %d files, %d image references, %d warnings; wrote %s (%s)\n",
-		o.version, files, len(asm.ImageStream.Spec.Tags), len(findings), o.output, format)
+	fmt.Fprintf(s.ErrOut, "built release %s: %d files, %d image references, %d warnings; %s\n",
+		o.version, files, len(asm.ImageStream.Spec.Tags), len(findings), strings.Join(wrote, ", "))
 	fmt.Fprintln(s.Out, digest)
 	return nil
 }

@@ -77,7 +77,7 @@ errors, and objects that could not be compared), as kubectl diff.`,
 			o := &diffOptions{}
 			fs.StringVar(&o.againstProfile, "against-profile", "", "compare with this profile (offline)")
 			fs.StringVar(&o.againstFeatureSet, "against-feature-set", "", "compare with this feature set (offline)")
-			fs.StringVar(&o.againstPayload, "against-payload", "", "compare with this payload directory (offline)")
+			fs.StringVar(&o.againstPayload, "against-payload", "", "compare with this payload: a directory, an image file or a registry reference (offline)")
 			fs.BoolVar(&o.summary, "summary", false, "print only the summary line")
 			fs.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 			fs.IntVar(&o.parallelism, "parallelism", resourceapply.DefaultDiffOptions().Parallelism, "objects read and dry-run at once (live)")
@@ -105,7 +105,7 @@ type diffOptions struct {
 
 func (o *diffOptions) Complete(ctx context.Context, args []string, s IOStreams) error {
 	var err error
-	if o.a, err = o.selection.complete(args); err != nil {
+	if o.a, err = o.selection.complete(ctx, args); err != nil {
 		return err
 	}
 	o.b = o.a
@@ -116,7 +116,7 @@ func (o *diffOptions) Complete(ctx context.Context, args []string, s IOStreams) 
 		o.b.FeatureSet = o.againstFeatureSet
 	}
 	if o.againstPayload != "" {
-		if o.b.Payload, err = payloadFS(o.againstPayload); err != nil {
+		if o.b.Payload, _, err = o.selection.registry.openPayload(ctx, "--against-payload", o.againstPayload); err != nil {
 			return err
 		}
 	}

@@ -49,7 +49,7 @@ type graphOptions struct {
 
 func (o *graphOptions) Complete(ctx context.Context, args []string, s IOStreams) error {
 	var err error
-	o.opts, err = o.selection.complete(args)
+	o.opts, err = o.selection.complete(ctx, args)
 	// One selection: load only what it includes whole.
 	o.opts.Lean = true
 	return err

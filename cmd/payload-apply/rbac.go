@@ -64,7 +64,7 @@ type rbacOptions struct {
 
 func (o *rbacOptions) Complete(ctx context.Context, args []string, s IOStreams) error {
 	var err error
-	o.opts, err = o.selection.complete(args)
+	o.opts, err = o.selection.complete(ctx, args)
 	o.opts.Lean = true
 	return err
 }

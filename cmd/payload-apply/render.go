@@ -67,7 +67,7 @@ type renderOptions struct {
 
 func (o *renderOptions) Complete(ctx context.Context, args []string, s IOStreams) error {
 	var err error
-	o.opts, err = o.selection.complete(args)
+	o.opts, err = o.selection.complete(ctx, args)
 	// One selection: load only what it includes whole.
 	o.opts.Lean = true
 	return err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"io/fs"
@@ -41,13 +42,16 @@ type selectionFlags struct {
 	bundleDeploymentShape  string
 	profilesDir            string
 	overlaysDir            string
+	registry               registryFlags
 
 	fs *pflag.FlagSet
+	// source is where --payload came from, once complete has run.
+	source payloadSource
 }
 
 func (f *selectionFlags) addFlags(fs *pflag.FlagSet) {
 	f.fs = fs
-	fs.StringVar(&f.payload, "payload", "", "payload: a directory with manifests/ and/or release-manifests/, an OCI image layout directory or an image tarball (default: the reference payload built into the binary)")
+	fs.StringVar(&f.payload, "payload", "", "payload: a directory with manifests/ and/or release-manifests/, an OCI image layout directory, an image tarball, or a registry reference HOST/REPO:TAG, HOST/REPO@sha256:... or docker://... (default: the reference payload built into the binary)")
 	fs.StringVar(&f.releaseImage, "release-image", "", "pull spec the manifests/ templates see as {{.ReleaseImage}} (default: quay.io/openshift-release-dev/ocp-release:<version>)")
 	fs.StringVar(&f.profile, "profile", "", "cluster profile (default: "+profiles.Default+")")
 	fs.StringVar(&f.featureSet, "feature-set", "", "feature set: Default, TechPreviewNoUpgrade, DevPreviewNoUpgrade, CustomNoUpgrade or OKD (default: Default)")
@@ -62,6 +66,7 @@ func (f *selectionFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.catalog, "catalog", "", "file-based operator catalog directory (olm.package, olm.channel and olm.bundle documents) the platform operators manager picks bundles from")
 	fs.StringVar(&f.bundleDeploymentShape, "bundle-deployment-shape", "v1alpha2", "BundleDeployment the platform operators manager writes, a version the payload's rukpak CRD serves: v1alpha2 (rukpak v0.17.0: registry provisioner, image source) or v1alpha1 (OpenShift 4.12: plain provisioner with a registry Bundle template)")
 	addProfileDirFlags(fs, &f.profilesDir, &f.overlaysDir)
+	f.registry.addFlags(fs)
 }
 
 // addProfileDirFlags binds --profiles-dir and --overlays-dir (shared with
@@ -108,16 +113,17 @@ func checkDir(flag, dir string) error {
 
 // complete is what every selecting command's Complete does: no positional
 // arguments, then the options of the flags.
-func (f *selectionFlags) complete(args []string) (plan.Options, error) {
+func (f *selectionFlags) complete(ctx context.Context, args []string) (plan.Options, error) {
 	if len(args) > 0 {
 		return plan.Options{}, usageErrorf("unexpected arguments: %v", args)
 	}
-	return f.options()
+	return f.options(ctx)
 }
 
 // options turns the flags into plan options; files named by flags are read
-// here, with errors naming the flag and the file.
-func (f *selectionFlags) options() (plan.Options, error) {
+// here, with errors naming the flag and the file, and a registry --payload
+// is pulled (or read from the cache).
+func (f *selectionFlags) options(ctx context.Context) (plan.Options, error) {
 	opts := plan.Options{
 		ReleaseImage:           f.releaseImage,
 		Profile:                f.profile,
@@ -145,12 +151,13 @@ func (f *selectionFlags) options() (plan.Options, error) {
 		return opts, usageErrorf("--hypershift-naming %q: want %s or %s", f.hypershiftNaming, nodetuning.NamingSeed, nodetuning.NamingUpstream)
 	}
 	opts.Components.HyperShiftNaming = naming
+	f.source = payloadSource{Kind: sourceEmbedded}
 	if f.payload != "" {
-		fsys, err := payloadFS(f.payload)
+		fsys, src, err := f.registry.openPayload(ctx, "--payload", f.payload)
 		if err != nil {
 			return opts, err
 		}
-		opts.Payload = fsys
+		opts.Payload, f.source = fsys, src
 	}
 	if f.clusterConfig != "" {
 		data, err := readFlagFile(f.clusterConfig)
@@ -193,26 +200,6 @@ func (f *selectionFlags) options() (plan.Options, error) {
 		opts.FeatureGate = &fg
 	}
 	return opts, nil
-}
-
-// payloadFS opens a payload given on the command line: a payload
-// directory (read through os.Root: nothing outside it can be reached), an
-// OCI image layout directory or an image tarball (read into memory by
-// lib/image, which refuses hostile archives). A payload that cannot be
-// read is a usage error (exit 2).
-func payloadFS(path string) (fs.FS, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, usageErrorf("--payload: %v", err)
-	}
-	if st.IsDir() && !image.IsLayout(path) {
-		return rootFS(path), nil
-	}
-	fsys, err := image.Load(path, image.LoadOptions{})
-	if err != nil {
-		return nil, &exitError{Code: exitUsage, Err: fmt.Errorf("--payload %w", err)}
-	}
-	return fsys, nil
 }
 
 // imageLabels returns the config labels of a payload read from an image,

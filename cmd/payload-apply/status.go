@@ -62,7 +62,7 @@ type statusOptions struct {
 
 func (o *statusOptions) Complete(ctx context.Context, args []string, s IOStreams) error {
 	var err error
-	o.opts, err = o.selection.complete(args)
+	o.opts, err = o.selection.complete(ctx, args)
 	return err
 }
 

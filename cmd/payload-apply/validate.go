@@ -53,7 +53,7 @@ type validateOptions struct {
 
 func (o *validateOptions) Complete(ctx context.Context, args []string, s IOStreams) error {
 	var err error
-	o.opts, err = o.selection.complete(args)
+	o.opts, err = o.selection.complete(ctx, args)
 	return err
 }
 
