@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/payload-apply/payload-apply/clustersync"
+	"github.com/payload-apply/payload-apply/lib/signature"
 	"github.com/payload-apply/payload-apply/payload"
 	"github.com/payload-apply/payload-apply/plan"
 )
@@ -116,6 +117,15 @@ stopped in flight and not started, and how many steps ran ("interrupted:
 ... run the same command again to finish"); the JSON summary has "interrupted": true. Running the
 same command again finishes the job.
 
+Signatures: a payload pulled from a registry, and any payload when
+--verify-keyring or --verify-cosign-key is given, must be verified before
+anything is applied: an atomic signature (the CVO's) of its digest by every
+--verify-keyring, found in a --signature-store or the cluster's signature
+ConfigMaps, and a cosign signature by every --verify-cosign-key beside the
+image in its registry. An unverified payload is refused (exit 1, naming the
+digest and the reason) unless --allow-unverified, which goes on with a
+warning. See 'payload-apply help verify'.
+
 Exit codes: 0 everything applied (and ready, with --wait); 1 some object
 failed or was not ready in time (every failure on its own line on stderr),
 or the payload or cluster could not be read; 2 usage error, or the
@@ -131,6 +141,7 @@ credentials were refused or lack a permission (forbidden, unauthorized);
 			fs.StringVar(&o.order, "order", string(payload.OrderGraph), `"graph": run levels in series, as 'payload-apply graph' shows; "install": a node waits only for the nodes it requires, as the CVO installs`)
 			o.kube.addFlags(fs)
 			o.selection.addFlags(fs)
+			o.verify.addFlags(fs)
 			return o
 		},
 	}
@@ -145,8 +156,11 @@ type applyOptions struct {
 	dryRun      string
 	output      string
 	order       string
+	verify      verifyFlags
 
 	opts plan.Options
+	// verification is the payload's signature check, for the record.
+	verification signature.Result
 }
 
 func (o *applyOptions) Complete(ctx context.Context, args []string, s IOStreams) error {
@@ -206,6 +220,10 @@ func (o *applyOptions) Run(parent context.Context, s IOStreams) error {
 	})
 	if err != nil {
 		return interruptedEarly(parent, failure(err))
+	}
+	// Connected and planned, nothing written: verify the payload first.
+	if o.verification, err = o.verify.check(ctx, s, &o.selection.registry, o.selection.source, cfg); err != nil {
+		return interruptedEarly(parent, err)
 	}
 	logPlan(ctx, sess.Plan)
 	printFindings(s, sess.Plan.Findings)
