@@ -75,7 +75,7 @@ func (e *exitError) Error() string {
 func (e *exitError) Unwrap() error { return e.Err }
 
 func commands() []*command {
-	cmds := []*command{applyCommand(), buildCommand(), diffCommand(), graphCommand(), profilesCommand(), rbacCommand(), renderCommand(), signCommand(), statusCommand(), validateCommand(), verifyCommand()}
+	cmds := []*command{applyCommand(), buildCommand(), diffCommand(), extractCommand(), graphCommand(), infoCommand(), profilesCommand(), rbacCommand(), renderCommand(), signCommand(), statusCommand(), validateCommand(), verifyCommand()}
 	sort.Slice(cmds, func(i, j int) bool { return cmds[i].name < cmds[j].name })
 	return cmds
 }
