@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 
 	"github.com/payload-apply/payload-apply/test/registry"
@@ -34,23 +33,7 @@ func main() {
 		os.Exit(1)
 	}
 	defer r.Stop()
-	bundle := filepath.Join(r.Dir, "ca-bundle.crt")
-	var roots []byte
-	for _, f := range []string{"/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt"} {
-		if b, err := os.ReadFile(f); err == nil {
-			roots = b
-			break
-		}
-	}
-	ca, err := os.ReadFile(r.CAFile)
-	if err == nil {
-		err = os.WriteFile(bundle, append(append(roots, '\n'), ca...), 0o644)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	vars := fmt.Sprintf("export REGISTRY=%s\nexport REGISTRY_AUTH_FILE=%s\nexport SSL_CERT_FILE=%s\n", r.Host, r.AuthFile, bundle)
+	vars := fmt.Sprintf("export REGISTRY=%s\nexport REGISTRY_AUTH_FILE=%s\nexport SSL_CERT_FILE=%s\n", r.Host, r.AuthFile, r.CABundle)
 	if *env != "" {
 		if err := os.WriteFile(*env+".tmp", []byte(vars), 0o600); err == nil {
 			err = os.Rename(*env+".tmp", *env)

@@ -41,6 +41,12 @@ type Registry struct {
 	// certificate; CertPool holds it.
 	CAFile   string
 	CertPool *x509.CertPool
+	// CertDir holds only the CA, as ca.crt: containers/image's
+	// --cert-dir (skopeo --src-cert-dir, --dest-cert-dir).
+	CertDir string
+	// CABundle is the system's roots and the CA in one file, for
+	// SSL_CERT_FILE (Go programs such as cosign).
+	CABundle string
 	// Username and Password are the one account of the htpasswd file.
 	Username, Password string
 	// AuthFile is a containers-auth.json file with Username and Password
@@ -215,7 +221,22 @@ auth:
 			return err
 		}
 	}
-	return nil
+	r.CertDir = filepath.Join(r.Dir, "certs.d")
+	if err := os.MkdirAll(r.CertDir, 0o700); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(r.CertDir, "ca.crt"), files["ca.crt"], 0o600); err != nil {
+		return err
+	}
+	var roots []byte
+	for _, f := range []string{"/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt"} {
+		if b, err := os.ReadFile(f); err == nil {
+			roots = append(b, '\n')
+			break
+		}
+	}
+	r.CABundle = filepath.Join(r.Dir, "ca-bundle.crt")
+	return os.WriteFile(r.CABundle, append(roots, files["ca.crt"]...), 0o600)
 }
 
 // Stop ends the registry (SIGTERM, SIGKILL after 10 s) and removes its
@@ -249,7 +270,11 @@ var shared struct {
 // tests, stops it and returns the exit code. When the registry cannot start,
 // the tests run and Shared skips those that need it; under CI=true Run
 // fails instead.
-func Run(m *testing.M) int {
+func Run(m *testing.M) int { return Wrap(m.Run) }
+
+// Wrap is Run for a TestMain that starts more (an API server): it starts
+// the registry, calls run (which runs the tests) and stops the registry.
+func Wrap(run func() int) int {
 	r, err := Start(context.Background())
 	shared.Lock()
 	shared.ran, shared.r, shared.err = true, r, err
@@ -260,10 +285,10 @@ func Run(m *testing.M) int {
 			return 1
 		}
 		fmt.Fprintf(os.Stderr, "test registry unavailable, tests that need it will skip: %v\n", err)
-		return m.Run()
+		return run()
 	}
 	defer r.Stop()
-	return m.Run()
+	return run()
 }
 
 // Shared returns the registry Run started; without one it skips the test
