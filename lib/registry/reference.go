@@ -22,7 +22,7 @@ func IsReference(s string) bool {
 		return true
 	}
 	host, rest, ok := strings.Cut(s, "/")
-	if !ok || rest == "" || strings.HasPrefix(s, ".") {
+	if !ok || rest == "" {
 		return false
 	}
 	return isHost(host)
@@ -31,6 +31,9 @@ func IsReference(s string) bool {
 // isHost reports whether the first element of a reference names a
 // registry, by Docker's rule.
 func isHost(s string) bool {
+	if s == "" || s[0] == '.' || s[len(s)-1] == '.' {
+		return false
+	}
 	return s == "localhost" || strings.ContainsAny(s, ".:") || strings.HasPrefix(s, "[")
 }
 

@@ -1,0 +1,295 @@
+package registry_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/payload-apply/payload-apply/lib/image"
+	"github.com/payload-apply/payload-apply/lib/registry"
+)
+
+// fakeImage is a small payload image as a registry serves it.
+type fakeImage struct {
+	manifest []byte
+	digest   v1.Hash
+	blobs    map[string][]byte // by digest
+	m        v1.Manifest
+}
+
+func newFakeImage(t *testing.T) *fakeImage {
+	t.Helper()
+	img, err := image.Build(fstest.MapFS{
+		"release-manifests/0000_50_x_cm.yaml": {Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n")},
+		"release-manifests/release-metadata":  {Data: []byte(`{"kind":"cincinnati-metadata-v0","version":"4.22.0"}`)},
+		"release-manifests/image-references":  {Data: []byte(`{"kind":"ImageStream","apiVersion":"image.openshift.io/v1","metadata":{"name":"4.22.0"}}`)},
+	}, image.BuildOptions{Version: "4.22.0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fakeImage{blobs: map[string][]byte{}}
+	if f.manifest, err = img.RawManifest(); err != nil {
+		t.Fatal(err)
+	}
+	f.digest, _ = img.Digest()
+	cfg, _ := img.RawConfigFile()
+	m, _ := img.Manifest()
+	f.m = *m
+	f.blobs[m.Config.Digest.String()] = cfg
+	layers, _ := img.Layers()
+	for _, l := range layers {
+		d, _ := l.Digest()
+		rc, _ := l.Compressed()
+		f.blobs[d.String()], _ = io.ReadAll(rc)
+		rc.Close()
+	}
+	return f
+}
+
+// withManifest replaces the manifest (after edit) and returns its digest.
+func (f *fakeImage) withManifest(t *testing.T, edit func(*v1.Manifest)) {
+	t.Helper()
+	m := f.m
+	m.Layers = append([]v1.Descriptor{}, f.m.Layers...)
+	edit(&m)
+	var err error
+	if f.manifest, err = json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	f.digest, _, _ = v1.SHA256(bytes.NewReader(f.manifest))
+	f.m = m
+}
+
+// server serves f under repo "r", with hook deciding first (return true
+// when it answered).
+func serve(t *testing.T, f *fakeImage, hook func(w http.ResponseWriter, r *http.Request) bool) (*httptest.Server, *atomic.Int64) {
+	t.Helper()
+	var blobReads atomic.Int64
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if hook != nil && hook(w, r) {
+			return
+		}
+		switch {
+		case r.URL.Path == "/v2/":
+			w.WriteHeader(http.StatusOK)
+		case strings.HasPrefix(r.URL.Path, "/v2/r/manifests/"):
+			w.Header().Set("Content-Type", string(f.m.MediaType))
+			w.Header().Set("Docker-Content-Digest", f.digest.String())
+			w.Header().Set("Content-Length", fmt.Sprint(len(f.manifest)))
+			if r.Method != http.MethodHead {
+				w.Write(f.manifest)
+			}
+		case strings.HasPrefix(r.URL.Path, "/v2/r/blobs/"):
+			blobReads.Add(1)
+			b, ok := f.blobs[strings.TrimPrefix(r.URL.Path, "/v2/r/blobs/")]
+			if !ok {
+				http.NotFound(w, r)
+				return
+			}
+			w.Write(b)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &blobReads
+}
+
+func hostileClient(srv *httptest.Server) *registry.Client {
+	pool := x509.NewCertPool()
+	pool.AddCert(srv.Certificate())
+	return registry.New(registry.Options{RootCAs: pool, Limits: registry.Limits{
+		MaxManifestSize: 1 << 20, StallTimeout: 300 * time.Millisecond, ResponseTimeout: time.Second,
+		Retries: 2, RetryDelay: 10 * time.Millisecond,
+	}})
+}
+
+func TestHostileRegistries(t *testing.T) {
+	big := bytes.Repeat([]byte("x"), 3<<20)
+	tests := []struct {
+		name string
+		// setup edits the image and returns the hook and the reference
+		// suffix (":tag" or "@digest").
+		setup   func(t *testing.T, f *fakeImage) (func(http.ResponseWriter, *http.Request) bool, string)
+		want    string
+		noBlobs bool // nothing may be downloaded
+	}{
+		{"wrong manifest for a digest", func(t *testing.T, f *fakeImage) (func(http.ResponseWriter, *http.Request) bool, string) {
+			want := "@sha256:" + strings.Repeat("0", 64)
+			return nil, want
+		}, "does not match requested digest", true},
+		{"layer content not its digest", func(t *testing.T, f *fakeImage) (func(http.ResponseWriter, *http.Request) bool, string) {
+			for d := range f.blobs {
+				if d == f.m.Layers[0].Digest.String() {
+					f.blobs[d] = append([]byte{}, f.blobs[d]...)
+					f.blobs[d][len(f.blobs[d])-5] ^= 0xff
+				}
+			}
+			return nil, ":t"
+		}, "checksum", false},
+		{"manifest above the limit", func(t *testing.T, f *fakeImage) (func(http.ResponseWriter, *http.Request) bool, string) {
+			return func(w http.ResponseWriter, r *http.Request) bool {
+				if strings.Contains(r.URL.Path, "/manifests/") {
+					w.Write(big) // chunked: no Content-Length
+					return true
+				}
+				return false
+			}, ":t"
+		}, "response above 1048576 bytes", true},
+		{"manifest declared above the limit", func(t *testing.T, f *fakeImage) (func(http.ResponseWriter, *http.Request) bool, string) {
+			return func(w http.ResponseWriter, r *http.Request) bool {
+				if strings.Contains(r.URL.Path, "/manifests/") {
+					w.Header().Set("Content-Length", fmt.Sprint(len(big)))
+					w.Write(big)
+					return true
+				}
+				return false
+			}, ":t"
+		}, "response of 3145728 bytes, limit 1048576", true},
+		{"layer declared above the limits", func(t *testing.T, f *fakeImage) (func(http.ResponseWriter, *http.Request) bool, string) {
+			f.withManifest(t, func(m *v1.Manifest) { m.Layers[0].Size = 64 << 30 })
+			return nil, ":t"
+		}, "size limit exceeded", true},
+		{"config declared above the limit", func(t *testing.T, f *fakeImage) (func(http.ResponseWriter, *http.Request) bool, string) {
+			f.withManifest(t, func(m *v1.Manifest) { m.Config.Size = 100 << 20 })
+			return nil, ":t"
+		}, "image config of 104857600 bytes", true},
+		{"redirect loop", func(t *testing.T, f *fakeImage) (func(http.ResponseWriter, *http.Request) bool, string) {
+			return func(w http.ResponseWriter, r *http.Request) bool {
+				if strings.Contains(r.URL.Path, "/manifests/") {
+					http.Redirect(w, r, r.URL.Path, http.StatusFound)
+					return true
+				}
+				return false
+			}, ":t"
+		}, "more than 5 redirects", true},
+		{"401", status(http.StatusUnauthorized), "unauthorized (401", true},
+		{"403", status(http.StatusForbidden), "forbidden (403", true},
+		{"429", status(http.StatusTooManyRequests), "rate limiting (429", true},
+		{"500", status(http.StatusInternalServerError), "failed (HTTP 500)", true},
+		{"stalled body", func(t *testing.T, f *fakeImage) (func(http.ResponseWriter, *http.Request) bool, string) {
+			return func(w http.ResponseWriter, r *http.Request) bool {
+				if strings.Contains(r.URL.Path, "/manifests/") {
+					w.Header().Set("Content-Length", "1000")
+					w.Write([]byte("{"))
+					w.(http.Flusher).Flush()
+					<-r.Context().Done()
+					return true
+				}
+				return false
+			}, ":t"
+		}, "stalled", true},
+		{"no response headers", func(t *testing.T, f *fakeImage) (func(http.ResponseWriter, *http.Request) bool, string) {
+			return func(w http.ResponseWriter, r *http.Request) bool {
+				if strings.Contains(r.URL.Path, "/manifests/") {
+					select {
+					case <-r.Context().Done():
+					case <-time.After(10 * time.Second):
+					}
+					return true
+				}
+				return false
+			}, ":t"
+		}, "timeout awaiting response headers", true},
+		{"gzip bomb layer", func(t *testing.T, f *fakeImage) (func(http.ResponseWriter, *http.Request) bool, string) {
+			var b bytes.Buffer
+			zw := gzip.NewWriter(&b)
+			zeros := make([]byte, 1<<20)
+			for i := 0; i < 256; i++ { // 256 MiB of zeros, 250 KiB gzipped
+				zw.Write(zeros)
+			}
+			zw.Close()
+			d, _, _ := v1.SHA256(bytes.NewReader(b.Bytes()))
+			f.blobs[d.String()] = b.Bytes()
+			f.withManifest(t, func(m *v1.Manifest) { m.Layers[0].Digest, m.Layers[0].Size = d, int64(b.Len()) })
+			return nil, ":t"
+		}, "size limit exceeded", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFakeImage(t)
+			hook, suffix := tt.setup(t, f)
+			srv, blobs := serve(t, f, hook)
+			c := hostileClient(srv)
+			ref, err := c.ParseReference(strings.TrimPrefix(srv.URL, "https://") + "/r" + suffix)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var before runtime.MemStats
+			runtime.ReadMemStats(&before)
+			start := time.Now()
+			_, err = c.Pull(context.Background(), ref, image.LoadOptions{MaxTotalSize: 64 << 20, MaxFiles: 1000}, t.TempDir())
+			elapsed := time.Since(start)
+			var after runtime.MemStats
+			runtime.ReadMemStats(&after)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want %q", err, tt.want)
+			}
+			if !strings.Contains(err.Error(), ref.String()) && !errors.Is(err, image.ErrTooLarge) {
+				t.Errorf("error %q does not name %s", err, ref)
+			}
+			if elapsed > 5*time.Second {
+				t.Errorf("took %s", elapsed)
+			}
+			if grew := int64(after.TotalAlloc - before.TotalAlloc); grew > 64<<20 {
+				t.Errorf("allocated %d MiB", grew>>20)
+			}
+			if tt.noBlobs && blobs.Load() > 0 {
+				t.Errorf("%d blobs downloaded, want none", blobs.Load())
+			}
+			t.Logf("%s: %v", elapsed.Round(time.Millisecond), err)
+		})
+	}
+}
+
+func status(code int) func(*testing.T, *fakeImage) (func(http.ResponseWriter, *http.Request) bool, string) {
+	return func(t *testing.T, f *fakeImage) (func(http.ResponseWriter, *http.Request) bool, string) {
+		return func(w http.ResponseWriter, r *http.Request) bool {
+			if code == http.StatusUnauthorized && r.URL.Path == "/v2/" {
+				w.Header().Set("WWW-Authenticate", `Basic realm="x"`)
+			}
+			if r.URL.Path != "/v2/" || code == http.StatusUnauthorized {
+				w.WriteHeader(code)
+				fmt.Fprintf(w, `{"errors":[{"code":"X","message":"%s"}]}`, http.StatusText(code))
+				return true
+			}
+			return false
+		}, ":t"
+	}
+}
+
+func TestPullGood(t *testing.T) {
+	f := newFakeImage(t)
+	srv, _ := serve(t, f, nil)
+	c := hostileClient(srv)
+	ref, _ := c.ParseReference(strings.TrimPrefix(srv.URL, "https://") + "/r:t")
+	p, err := c.Pull(context.Background(), ref, image.LoadOptions{}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Digest != f.digest || p.LayersRead != 1 {
+		t.Errorf("pulled %s (%d layers read), want %s", p.Digest, p.LayersRead, f.digest)
+	}
+	// Plain HTTP to a host not marked insecure is refused.
+	plain := httptest.NewServer(http.NotFoundHandler())
+	defer plain.Close()
+	ref, _ = c.ParseReference(strings.TrimPrefix(plain.URL, "http://") + "/r:t")
+	if _, err := c.Pull(context.Background(), ref, image.LoadOptions{}, t.TempDir()); err == nil || !strings.Contains(err.Error(), "plain HTTP refused") {
+		t.Errorf("plain HTTP: err = %v", err)
+	}
+}
