@@ -65,6 +65,25 @@ type LoadOptions struct {
 	// MaxFiles bounds the number of manifest files; 0 means
 	// DefaultMaxFiles. Load reads none when there are more.
 	MaxFiles int
+	// Parsed, when set, keeps the parsed files of this payload between
+	// loads (a cached release): files it has are not parsed again, and
+	// those parsed without error are given to it. Templates of manifests/
+	// do not use it (what they parse to depends on their rendering). Nil:
+	// every file is parsed.
+	Parsed ParseCache
+}
+
+// ParseCache keeps what the manifest files of one payload parse to (see
+// LoadOptions.Parsed). Its methods are called concurrently.
+type ParseCache interface {
+	// Get returns what path parsed to, as manifest.ParseWithLimits
+	// returned it, in objects of the caller's own (Load changes them).
+	// With only set, an object only excludes may come with its
+	// apiVersion, kind and metadata alone (what Load keeps of it).
+	Get(path string, only *manifest.Selector) ([]manifest.Manifest, bool)
+	// Put records what path parsed to. ms is changed after Put returns:
+	// Put copies or encodes what it keeps.
+	Put(path string, ms []manifest.Manifest)
 }
 
 // Default payload-wide limits (see LoadOptions). The real OpenShift payload
@@ -219,7 +238,7 @@ func Load(fsys fs.FS, opts LoadOptions) (*Payload, error) {
 	for i, rf := range releaseFiles {
 		p.Files[len(cvo)+i] = &File{Path: rf.path, Data: rf.data}
 	}
-	errs = append(errs, parseFiles(p.Files, opts)...)
+	errs = append(errs, parseFiles(p.Files, opts, p.rendered)...)
 	return p, errors.Join(errs...)
 }
 
@@ -260,7 +279,7 @@ func (p *Payload) WithProfile(profile string) (*Payload, error) {
 		}
 		parse = append(parse, f)
 	}
-	if errs := parseFiles(parse, p.opts); len(errs) > 0 {
+	if errs := parseFiles(parse, p.opts, q.rendered); len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
 	// The templated files come first in load order; keep the rest as they are.
@@ -321,7 +340,9 @@ func (p *Payload) profile() string {
 // parseFiles parses files in parallel, each result in its own slot, and
 // returns the errors in file order. It drops the files' Data unless
 // opts.KeepData.
-func parseFiles(files []*File, opts LoadOptions) []error {
+// parseFiles parses files (those of templated, manifests/ templates, never
+// through opts.Parsed).
+func parseFiles(files []*File, opts LoadOptions, templated map[string][]byte) []error {
 	parallelism := opts.Parallelism
 	if parallelism <= 0 {
 		parallelism = runtime.GOMAXPROCS(0)
@@ -334,7 +355,18 @@ func parseFiles(files []*File, opts LoadOptions) []error {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				files[i].Manifests, errs[i] = manifest.Parse(files[i].Path, files[i].Data, manifest.ParseOptions{Limits: opts.Limits})
+				_, isTemplate := templated[files[i].Path]
+				cached := opts.Parsed != nil && !isTemplate
+				hit := false
+				if cached {
+					files[i].Manifests, hit = opts.Parsed.Get(files[i].Path, opts.Only)
+				}
+				if !hit {
+					files[i].Manifests, errs[i] = manifest.Parse(files[i].Path, files[i].Data, manifest.ParseOptions{Limits: opts.Limits})
+					if cached && errs[i] == nil {
+						opts.Parsed.Put(files[i].Path, files[i].Manifests)
+					}
+				}
 				if !opts.KeepData {
 					files[i].Data = nil
 				}

@@ -49,6 +49,11 @@ func isTemplate(data []byte) bool {
 	return bytes.Contains(data, []byte("{{"))
 }
 
+// IsTemplate reports whether a manifests/ file is a Go template (it has
+// "{{"), which Load renders before parsing, so that its parse is never kept
+// in LoadOptions.Parsed.
+func IsTemplate(data []byte) bool { return isTemplate(data) }
+
 func renderTemplate(name string, in []byte, data templateData, max int64) ([]byte, error) {
 	if !isTemplate(in) {
 		return in, nil

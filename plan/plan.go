@@ -49,6 +49,9 @@ type Options struct {
 	// metadata, which about halves the memory a release payload takes. The
 	// Plan's Payload then serves no other selection. Ignored with Loaded.
 	Lean bool
+	// Parsed, when set, keeps the payload's parsed files between runs (see
+	// payload.LoadOptions.Parsed): a cached release is not parsed again.
+	Parsed payload.ParseCache
 
 	// FeatureSet is the feature set ("" is Default).
 	FeatureSet string
@@ -278,7 +281,7 @@ func resolve(opts Options) (*resolved, error) {
 		if fsys == nil {
 			fsys = payload.Embedded()
 		}
-		lopts := payload.LoadOptions{ReleaseImage: opts.ReleaseImage, ClusterProfile: profile}
+		lopts := payload.LoadOptions{ReleaseImage: opts.ReleaseImage, ClusterProfile: profile, Parsed: opts.Parsed}
 		if opts.Lean {
 			// The selection needs only the release's version; when it
 			// cannot be made before loading, load everything, and the

@@ -60,7 +60,7 @@ func Validate(ctx context.Context, opts Options, vopts ValidateOptions) ([]manif
 	var findings []manifest.Finding
 	if p == nil {
 		var err error
-		p, err = payload.Load(fsys, payload.LoadOptions{ReleaseImage: opts.ReleaseImage, ClusterProfile: opts.Profile, KeepData: true})
+		p, err = payload.Load(fsys, payload.LoadOptions{ReleaseImage: opts.ReleaseImage, ClusterProfile: opts.Profile, KeepData: true, Parsed: opts.Parsed})
 		if p == nil {
 			return nil, err
 		}

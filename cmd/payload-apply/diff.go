@@ -116,8 +116,13 @@ func (o *diffOptions) Complete(ctx context.Context, args []string, s IOStreams) 
 		o.b.FeatureSet = o.againstFeatureSet
 	}
 	if o.againstPayload != "" {
-		if o.b.Payload, _, err = o.selection.registry.openPayload(ctx, "--against-payload", o.againstPayload); err != nil {
+		var src payloadSource
+		if o.b.Payload, src, err = o.selection.registry.openPayload(ctx, "--against-payload", o.againstPayload); err != nil {
 			return err
+		}
+		o.b.Parsed = nil
+		if src.Parsed != nil {
+			o.b.Parsed = src.Parsed
 		}
 	}
 	return nil

@@ -106,7 +106,7 @@ func (o *extractOptions) Run(ctx context.Context, s IOStreams) error {
 	// docs maps each file to the documents to write; nil: the whole file.
 	var docs map[string]map[int]bool
 	if o.included {
-		p, err := plan.BuildContext(ctx, o.opts)
+		p, err := plan.Build(ctx, o.opts)
 		if err != nil {
 			return err
 		}

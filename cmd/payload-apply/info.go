@@ -82,7 +82,11 @@ func (o *infoOptions) describe(ctx context.Context, flag, spec string) (*release
 	if err != nil {
 		return nil, err
 	}
-	p, err := payload.Load(fsys, payload.LoadOptions{})
+	lopts := payload.LoadOptions{}
+	if src.Parsed != nil {
+		lopts.Parsed = src.Parsed
+	}
+	p, err := payload.Load(fsys, lopts)
 	if p == nil {
 		return nil, fmt.Errorf("%s %s: %w", flag, spec, err)
 	}

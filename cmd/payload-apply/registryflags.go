@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -16,6 +17,7 @@ import (
 	"github.com/payload-apply/payload-apply/lib/image"
 	"github.com/payload-apply/payload-apply/lib/imagecache"
 	"github.com/payload-apply/payload-apply/lib/registry"
+	"github.com/payload-apply/payload-apply/payload"
 )
 
 // registryFlags are the flags of every command that may talk to a
@@ -69,6 +71,9 @@ type payloadSource struct {
 	Ref name.Reference
 	// Cached is true when a registry payload was read from the cache.
 	Cached bool
+	// Parsed keeps what a cached payload's manifests parse to (nil
+	// without the cache): give it to plan.Options.Parsed.
+	Parsed *imagecache.Parsed
 }
 
 // Pinned is the registry repository at Digest, or "" when not pulled.
@@ -142,7 +147,7 @@ func (r *registryFlags) pull(ctx context.Context, spec string) (*image.FS, paylo
 			logger.Info("Warning: payload cache", "err", err)
 		}
 		if fsys != nil {
-			src.Cached = true
+			src.Cached, src.Parsed = true, parsedCache(cache, res.Digest, fsys)
 			logger.V(1).Info("Payload from the cache", "reference", spec, "digest", res.Digest, "requests", c.Requests())
 			return fsys, src, nil
 		}
@@ -156,9 +161,42 @@ func (r *registryFlags) pull(ctx context.Context, spec string) (*image.FS, paylo
 	if cache != nil {
 		if err := cache.Put(res.Digest, res.Pinned().String(), pulled.FS); err != nil {
 			logger.Info("Warning: payload not cached", "err", err)
+		} else {
+			src.Parsed = parsedCache(cache, res.Digest, pulled.FS)
 		}
 	}
 	return pulled.FS, src, nil
+}
+
+// parsedCache is the parse cache of a cached payload: its manifest files
+// that are not templates, for this build of payload-apply.
+func parsedCache(cache *imagecache.Cache, digest v1.Hash, fsys *image.FS) *imagecache.Parsed {
+	var files []string
+	for _, f := range fsys.Files() {
+		dir := path.Dir(f)
+		if (dir != payload.ManifestDir && dir != payload.ReleaseManifestDir) || !payload.IsManifestFile(f) {
+			continue
+		}
+		if dir == payload.ManifestDir {
+			if data, err := fsys.ReadFile(f); err != nil || payload.IsTemplate(data) {
+				continue
+			}
+		}
+		files = append(files, f)
+	}
+	return cache.Parsed(digest, files, buildID())
+}
+
+// buildID names this build of payload-apply, whose parser made a parse
+// cache: its version and the executable's path, size and time.
+func buildID() string {
+	id := version()
+	if exe, err := os.Executable(); err == nil {
+		if st, err := os.Stat(exe); err == nil {
+			id += fmt.Sprintf(" %s %d %d", exe, st.Size(), st.ModTime().UnixNano())
+		}
+	}
+	return id
 }
 
 // openImage opens an image argument that is used as an image, not read

@@ -158,6 +158,9 @@ func (f *selectionFlags) options(ctx context.Context) (plan.Options, error) {
 			return opts, err
 		}
 		opts.Payload, f.source = fsys, src
+		if src.Parsed != nil {
+			opts.Parsed = src.Parsed
+		}
 	}
 	if f.clusterConfig != "" {
 		data, err := readFlagFile(f.clusterConfig)

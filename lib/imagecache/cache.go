@@ -3,6 +3,7 @@ package imagecache
 import (
 	"archive/tar"
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -82,15 +83,15 @@ func (c *Cache) entryPath(digest v1.Hash) string {
 // with the error.
 func (c *Cache) Get(digest v1.Hash) (*image.FS, *Meta, error) {
 	p := c.entryPath(digest)
-	f, err := os.Open(p)
+	lim := image.DefaultLoadOptions()
+	data, err := readFileMax(p, lim.MaxPayloadSize+int64(lim.MaxFiles)*2048+8<<20)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("payload cache: %w", err)
 	}
-	defer f.Close()
-	fsys, meta, err := readEntry(bufio.NewReaderSize(f, 1<<20))
+	fsys, meta, err := readEntry(data)
 	if err == nil && meta.Digest != digest.String() {
 		err = fmt.Errorf("entry is for %s", meta.Digest)
 	}
@@ -103,9 +104,12 @@ func (c *Cache) Get(digest v1.Hash) (*image.FS, *Meta, error) {
 	return fsys, meta, nil
 }
 
-func readEntry(r io.Reader) (*image.FS, *Meta, error) {
+// readEntry reads an entry held whole in data; the files' contents are
+// slices of data, not copies.
+func readEntry(data []byte) (*image.FS, *Meta, error) {
 	lim := image.DefaultLoadOptions()
-	tr := tar.NewReader(r)
+	br := bytes.NewReader(data)
+	tr := tar.NewReader(br)
 	hdr, err := tr.Next()
 	if err != nil || hdr.Name != metaName || hdr.Size > 8<<20 {
 		return nil, nil, errors.New("no meta.json first")
@@ -143,11 +147,12 @@ func readEntry(r io.Reader) (*image.FS, *Meta, error) {
 			if hdr.Size > lim.MaxFileSize || total > lim.MaxPayloadSize {
 				return nil, nil, fmt.Errorf("entry %q: above the payload limits", hdr.Name)
 			}
-			data := make([]byte, hdr.Size)
-			if _, err := io.ReadFull(tr, data); err != nil {
-				return nil, nil, err
+			// tar reads no further than a header: the content starts here.
+			at := br.Size() - int64(br.Len())
+			if at+hdr.Size > int64(len(data)) {
+				return nil, nil, fmt.Errorf("entry %q: truncated", hdr.Name)
 			}
-			files[name] = &fstest.MapFile{Data: data, Mode: 0o444}
+			files[name] = &fstest.MapFile{Data: data[at : at+hdr.Size : at+hdr.Size], Mode: 0o444}
 		default:
 			return nil, nil, fmt.Errorf("entry %q: type %q refused", hdr.Name, string(rune(hdr.Typeflag)))
 		}
@@ -258,7 +263,15 @@ func (c *Cache) evict() error {
 		case strings.HasPrefix(e.Name(), ".tmp-") && time.Since(info.ModTime()) > time.Hour:
 			os.Remove(p)
 		case strings.HasSuffix(e.Name(), ".tar") && info.Mode().IsRegular():
-			list = append(list, entry{p, info.Size(), info.ModTime()})
+			size := info.Size()
+			if st, err := os.Stat(strings.TrimSuffix(p, ".tar") + ".parsed"); err == nil {
+				size += st.Size()
+			}
+			list = append(list, entry{p, size, info.ModTime()})
+		case strings.HasSuffix(e.Name(), ".parsed"):
+			if _, err := os.Stat(strings.TrimSuffix(p, ".parsed") + ".tar"); errors.Is(err, fs.ErrNotExist) {
+				os.Remove(p)
+			}
 		}
 	}
 	sort.Slice(list, func(i, j int) bool { return list[i].used.After(list[j].used) })
@@ -267,6 +280,7 @@ func (c *Cache) evict() error {
 		total += e.size
 		if i >= maxEntries || (total > maxBytes && i > 0) {
 			os.Remove(e.path)
+			os.Remove(strings.TrimSuffix(e.path, ".tar") + ".parsed")
 		}
 	}
 	return nil

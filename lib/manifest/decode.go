@@ -67,6 +67,14 @@ func decodeYAMLFast(data []byte, values map[string]any) (*Manifest, bool) {
 	if !ok {
 		return nil, false
 	}
+	return fromTree(obj)
+}
+
+// fromTree makes the Manifest of an object tree as JSON decoding makes it,
+// setting GVK and library-go's resource id the short way; ok is false when
+// it cannot vouch for the result (see decodeYAMLFast), and the caller takes
+// the reference path.
+func fromTree(obj map[string]any) (*Manifest, bool) {
 	// What the universal decoder and populateFromObj check.
 	apiVersion, _ := obj["apiVersion"].(string)
 	kind, _ := obj["kind"].(string)

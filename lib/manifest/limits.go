@@ -119,11 +119,30 @@ func ReadFile(fsys fs.FS, name string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > max {
-		return nil, &LimitError{What: "file size", Size: st.Size(), Limit: max}
+	size := int64(-1)
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		if size = st.Size(); size > max {
+			return nil, &LimitError{What: "file size", Size: size, Limit: max}
+		}
 	}
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
+	var data []byte
+	if size >= 0 {
+		// The size is known: one buffer of it (and a byte to see a file
+		// that grew), not ReadAll's doublings.
+		buf := make([]byte, size+1)
+		n, err := io.ReadFull(f, buf)
+		if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+			return nil, err
+		}
+		data = buf[:n]
+		if int64(n) > size {
+			rest, err := io.ReadAll(io.LimitReader(f, max+1-int64(n)))
+			if err != nil {
+				return nil, err
+			}
+			data = append(data, rest...)
+		}
+	} else if data, err = io.ReadAll(io.LimitReader(f, max+1)); err != nil {
 		return nil, err
 	}
 	if int64(len(data)) > max {
