@@ -257,7 +257,7 @@ func TestBuildCommandErrors(t *testing.T) {
 	}{
 		{name: "no sources", args: []string{"build", "--version", "1.0.0", "-o", out}, wantCode: 2, wantErr: "error: --from or --manifests is required"},
 		{name: "no version", args: []string{"build", "--from", good, "-o", out}, wantCode: 2, wantErr: "error: --version is required"},
-		{name: "no output", args: []string{"build", "--from", good, "--version", "1.0.0"}, wantCode: 2, wantErr: "error: -o/--output is required"},
+		{name: "no output", args: []string{"build", "--from", good, "--version", "1.0.0"}, wantCode: 2, wantErr: "error: -o/--output or --to is required"},
 		{name: "bad format", args: []string{"build", "--from", good, "--version", "1.0.0", "-o", out, "--format", "zip"}, wantCode: 2, wantErr: `error: --format "zip": want oci or docker-archive`},
 		{name: "missing directory", args: []string{"build", "--from", filepath.Join(root, "nope"), "--version", "1.0.0", "-o", out}, wantCode: 2, wantErr: "no such file or directory"},
 		{name: "version not semver", args: []string{"build", "--from", good, "--version", "4.22", "-o", out}, wantCode: 1, wantErr: `error: release version "4.22": not semver`},
