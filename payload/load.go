@@ -78,7 +78,7 @@ type LoadOptions struct {
 type ParseCache interface {
 	// Get returns what path parsed to, as manifest.ParseWithLimits
 	// returned it, in objects of the caller's own (Load changes them).
-	// With only set, an object only excludes may come with its
+	// With only set, an object only excludes must come with its
 	// apiVersion, kind and metadata alone (what Load keeps of it).
 	Get(path string, only *manifest.Selector) ([]manifest.Manifest, bool)
 	// Put records what path parsed to. ms is changed after Put returns:
@@ -370,7 +370,7 @@ func parseFiles(files []*File, opts LoadOptions, templated map[string][]byte) []
 				if !opts.KeepData {
 					files[i].Data = nil
 				}
-				if opts.Only != nil {
+				if opts.Only != nil && !hit { // a hit comes stripped (ParseCache.Get)
 					for j := range files[i].Manifests {
 						if m := &files[i].Manifests[j]; !opts.Only.Include(m).Included {
 							stripToMetadata(m)

@@ -20,7 +20,8 @@ import (
 //
 // short is 1 when the head alone makes the manifest's GVK and resource id
 // the short way (see decodeYAMLFast), 0 when the whole object must take the
-// reference path. head holds the object's apiVersion, kind and metadata, body the other
+// reference path. The decoder makes them from the decoded head again, so a
+// form can never give a manifest whose identity differs from its object. head holds the object's apiVersion, kind and metadata, body the other
 // top-level keys; a reader that needs only the head (what selection reads,
 // what Load keeps of an excluded object) skips the body unread. Objects hold
 // only what JSON decoding makes (map[string]any, []any, string, int64,
@@ -53,7 +54,7 @@ func EncodeParsed(ms []Manifest) ([]byte, error) {
 		b = appendString(b, m.File)
 		b = binary.AppendUvarint(b, uint64(m.Doc))
 		b = binary.AppendUvarint(b, uint64(m.Line))
-		if _, short := fromTree(m.Obj.Object); short {
+		if _, short := headJSON(m.Obj.Object); short {
 			b = append(b, 1)
 		} else {
 			b = append(b, 0)

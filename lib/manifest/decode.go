@@ -75,6 +75,28 @@ func decodeYAMLFast(data []byte, values map[string]any) (*Manifest, bool) {
 // it cannot vouch for the result (see decodeYAMLFast), and the caller takes
 // the reference path.
 func fromTree(obj map[string]any) (*Manifest, bool) {
+	headRaw, ok := headJSON(obj)
+	if !ok {
+		return nil, false
+	}
+	return fromHead(obj, headRaw)
+}
+
+// fromHead makes the Manifest of obj from its head JSON (headJSON).
+func fromHead(obj map[string]any, headRaw []byte) (*Manifest, bool) {
+	m := &Manifest{}
+	if err := m.Manifest.UnmarshalJSON(headRaw); err != nil {
+		return nil, false
+	}
+	m.Raw = nil
+	m.Obj = &unstructured.Unstructured{Object: obj}
+	return m, true
+}
+
+// headJSON returns the JSON of obj's apiVersion, kind, name and namespace,
+// from which library-go's UnmarshalJSON sets GVK and the resource id as it
+// would from the whole object; ok is false when it cannot vouch for that.
+func headJSON(obj map[string]any) ([]byte, bool) {
 	// What the universal decoder and populateFromObj check.
 	apiVersion, _ := obj["apiVersion"].(string)
 	kind, _ := obj["kind"].(string)
@@ -102,13 +124,7 @@ func fromTree(obj map[string]any) (*Manifest, bool) {
 	if err != nil {
 		return nil, false
 	}
-	m := &Manifest{}
-	if err := m.Manifest.UnmarshalJSON(headRaw); err != nil {
-		return nil, false
-	}
-	m.Raw = nil
-	m.Obj = &unstructured.Unstructured{Object: obj}
-	return m, true
+	return headRaw, true
 }
 
 // ambiguousTypeKeys reports whether obj has a top-level key other than
