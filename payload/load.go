@@ -76,7 +76,7 @@ type LoadOptions struct {
 // ParseCache keeps what the manifest files of one payload parse to (see
 // LoadOptions.Parsed). Its methods are called concurrently.
 type ParseCache interface {
-	// Get returns what path parsed to, as manifest.ParseWithLimits
+	// Get returns what path parsed to, as manifest.Parse
 	// returned it, in objects of the caller's own (Load changes them).
 	// With only set, an object only excludes must come with its
 	// apiVersion, kind and metadata alone (what Load keeps of it).
@@ -84,6 +84,10 @@ type ParseCache interface {
 	// Put records what path parsed to. ms is changed after Put returns:
 	// Put copies or encodes what it keeps.
 	Put(path string, ms []manifest.Manifest)
+	// Has reports whether Get would find path: Load then does not read
+	// the release-manifests/ file (unless LoadOptions.KeepData), and
+	// reads it only when Get fails after all.
+	Has(path string) bool
 }
 
 // Default payload-wide limits (see LoadOptions). The real OpenShift payload
@@ -103,6 +107,8 @@ type File struct {
 	Data []byte
 	// Manifests are the objects parsed from Data, in document order.
 	Manifests []manifest.Manifest
+
+	deferred func() ([]byte, error) // see rawFile.deferred
 }
 
 // Payload is a loaded release payload. It is immutable once loaded and safe
@@ -130,6 +136,9 @@ type Payload struct {
 type rawFile struct {
 	path string
 	data []byte
+	// deferred is set for a file not read because opts.Parsed has its
+	// parse; it reads the file when the parse is not there after all.
+	deferred func() ([]byte, error)
 }
 
 // Manifests returns every parsed object in load order.
@@ -228,6 +237,9 @@ func Load(fsys fs.FS, opts LoadOptions) (*Payload, error) {
 		return nil, &manifest.ParseError{File: ".", Doc: -1, Err: &manifest.LimitError{What: "file count", Size: int64(n), Limit: int64(r.maxFiles)}}
 	}
 	p.cvoFiles, errs = r.readAll(ManifestDir, cvoEntries, errs)
+	if opts.Parsed != nil && !opts.KeepData {
+		r.skip = opts.Parsed.Has
+	}
 	releaseFiles, errs := r.readAll(ReleaseManifestDir, releaseEntries, errs)
 
 	cvo, findings, renderErrs := p.renderTemplates(opts.ClusterProfile)
@@ -236,7 +248,7 @@ func Load(fsys fs.FS, opts LoadOptions) (*Payload, error) {
 	p.rendered = renderedTemplates(p.cvoFiles, cvo)
 	p.Files = append(cvo, make([]*File, len(releaseFiles))...)
 	for i, rf := range releaseFiles {
-		p.Files[len(cvo)+i] = &File{Path: rf.path, Data: rf.data}
+		p.Files[len(cvo)+i] = &File{Path: rf.path, Data: rf.data, deferred: rf.deferred}
 	}
 	errs = append(errs, parseFiles(p.Files, opts, p.rendered)...)
 	return p, errors.Join(errs...)
@@ -361,7 +373,11 @@ func parseFiles(files []*File, opts LoadOptions, templated map[string][]byte) []
 				if cached {
 					files[i].Manifests, hit = opts.Parsed.Get(files[i].Path, opts.Only)
 				}
-				if !hit {
+				if !hit && files[i].deferred != nil {
+					files[i].Data, errs[i] = files[i].deferred()
+				}
+				files[i].deferred = nil
+				if !hit && errs[i] == nil {
 					files[i].Manifests, errs[i] = manifest.Parse(files[i].Path, files[i].Data, manifest.ParseOptions{Limits: opts.Limits})
 					if cached && errs[i] == nil {
 						opts.Parsed.Put(files[i].Path, files[i].Manifests)

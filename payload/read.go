@@ -28,6 +28,9 @@ type reader struct {
 	maxFiles int
 	total    int64
 	full     bool // the payload size limit was reached: read nothing more
+	// skip, when set, says which regular files need not be read now (their
+	// parse is cached): readAll defers them.
+	skip func(name string) bool
 }
 
 func newReader(fsys fs.FS, opts LoadOptions) *reader {
@@ -134,6 +137,16 @@ func (r *reader) readAll(dir string, entries []fs.DirEntry, errs []error) ([]raw
 			if info, err := e.Info(); err == nil {
 				size = info.Size()
 			}
+		}
+		if r.skip != nil && e.Type().IsRegular() && size >= 0 && size <= r.limits.MaxFileSize && r.skip(name) {
+			r.total += size
+			if r.total > r.maxTotal {
+				r.full = true
+				errs = append(errs, fileError(name, &manifest.LimitError{What: "payload size", Size: r.total, Limit: r.maxTotal}))
+				break
+			}
+			out = append(out, rawFile{path: name, deferred: func() ([]byte, error) { return r.read(name, size, false) }})
+			continue
 		}
 		data, err := r.read(name, size, e.Type()&fs.ModeSymlink != 0)
 		if err != nil {

@@ -155,6 +155,20 @@ func (p *Parsed) Get(path string, only *manifest.Selector) ([]manifest.Manifest,
 	return ms, true
 }
 
+// Ready reports whether the cache holds this build's parse of the payload
+// (so that loading it decodes instead of parsing).
+func (p *Parsed) Ready() bool {
+	p.loadOnce.Do(p.load)
+	return len(p.index) > 0
+}
+
+// Has implements payload.ParseCache.
+func (p *Parsed) Has(path string) bool {
+	p.loadOnce.Do(p.load)
+	_, ok := p.index[path]
+	return ok
+}
+
 // Put implements payload.ParseCache: it encodes ms at once.
 func (p *Parsed) Put(path string, ms []manifest.Manifest) {
 	form, err := manifest.EncodeParsed(ms)

@@ -212,6 +212,10 @@ type decoder struct {
 }
 
 func (d *decoder) uvarint() (uint64, bool) {
+	if d.i < len(d.s) && d.s[d.i] < 0x80 { // most lengths and counts: one byte
+		d.i++
+		return uint64(d.s[d.i-1]), true
+	}
 	v, n := binary.Uvarint([]byte(d.s[d.i:min(len(d.s), d.i+binary.MaxVarintLen64)]))
 	if n <= 0 {
 		return 0, false
