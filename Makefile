@@ -12,8 +12,9 @@ build:
 test-apiserver:
 	hack/test-apiserver.sh build
 
-# Tools the tests use that Go does not bring (skopeo, from Debian), installed
-# only when missing, plus the test control plane.
+# Tools the tests use that Go does not bring (skopeo, docker-registry, gnupg,
+# faketime from Debian; cosign built once into _output/bin), installed only
+# when missing, plus the test control plane.
 test-deps: test-apiserver
 	hack/install-test-deps.sh
 
@@ -47,8 +48,9 @@ verify:
 # recorded in docs/benchmarks.md: render --list against library-go's path,
 # apply against kubectl and the raw limit, no-op re-applies, the live diff
 # against kubectl diff,
-# the 4 profiles x 5 feature sets against one render, and time and peak RSS
-# of render --list over generated payloads of 1 and 10 releases.
+# the 4 profiles x 5 feature sets against one render, time and peak RSS
+# of render --list over generated payloads of 1 and 10 releases, and a
+# release pulled from a registry rendered cold and from the cache.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	$(GO) run ./hack/benchratio -pkg ./plan -bench BenchmarkLoadSelectGraph -rounds 7 -benchtime 3x
@@ -57,6 +59,7 @@ bench:
 	$(GO) run ./hack/applybench -only reapply -rounds 5 -noops 5
 	$(GO) run ./hack/benchratio -pkg ./plan -bench BenchmarkRenderMatrix -a all -b one -rounds 7 -benchtime 3x
 	$(GO) run ./hack/benchscale -scales 1,10 -rounds 5
+	$(GO) run ./hack/pullbench -rounds 9
 
 # The same at a hundred releases (about 1 GB generated into a temporary
 # directory; several minutes, 2.5 GB of memory).

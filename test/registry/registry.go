@@ -11,7 +11,6 @@ import (
 	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/pem"
-	"errors"
 	"fmt"
 	"math/big"
 	"net"
@@ -22,7 +21,6 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
-	"testing"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -57,28 +55,73 @@ type Registry struct {
 	done     chan struct{}
 	stopOnce sync.Once
 	tempDir  bool
+	detach   bool
 }
 
-// CI reports whether CI=true, where an unavailable registry fails tests.
-func CI() bool { return os.Getenv("CI") == "true" }
+// Options configure StartWith.
+type Options struct {
+	// Dir holds the registry's files; it is created when missing and kept
+	// by Stop. Empty: a temporary directory that Stop removes.
+	Dir string
+	// Detach runs the registry in its own session, to outlive the caller
+	// (hack/testregistry start); StopDir ends it. Otherwise it dies with
+	// the caller's process.
+	Detach bool
+}
 
 // Start runs a registry in a new temporary directory (removed by Stop) and
 // waits until it answers. It fails when docker-registry is not installed.
-func Start(ctx context.Context) (*Registry, error) {
+func Start(ctx context.Context) (*Registry, error) { return StartWith(ctx, Options{}) }
+
+// StartWith is Start with options.
+func StartWith(ctx context.Context, opts Options) (*Registry, error) {
 	bin, err := exec.LookPath(Binary)
 	if err != nil {
 		return nil, fmt.Errorf("registry: %s not installed (hack/install-test-deps.sh installs Debian's docker-registry): %w", Binary, err)
 	}
-	dir, err := os.MkdirTemp("", "test-registry-")
-	if err != nil {
+	dir, temp := opts.Dir, opts.Dir == ""
+	if temp {
+		if dir, err = os.MkdirTemp("", "test-registry-"); err != nil {
+			return nil, err
+		}
+	} else if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	r := &Registry{Dir: dir, Username: "payload", Password: "apply-" + strconv.FormatInt(time.Now().UnixNano(), 36), tempDir: true, done: make(chan struct{})}
+	if dir, err = filepath.Abs(dir); err != nil {
+		return nil, err
+	}
+	r := &Registry{Dir: dir, Username: "payload", Password: "apply-" + strconv.FormatInt(time.Now().UnixNano(), 36), tempDir: temp, done: make(chan struct{}), detach: opts.Detach}
 	if err := r.start(ctx, bin); err != nil {
-		os.RemoveAll(dir)
+		if temp {
+			os.RemoveAll(dir)
+		}
 		return nil, err
 	}
 	return r, nil
+}
+
+// pidFile holds a detached registry's pid.
+const pidFile = "registry.pid"
+
+// StopDir ends the detached registry whose files are in dir (SIGTERM to the
+// pid in dir/registry.pid, when that process still serves dir's config).
+func StopDir(dir string) error {
+	data, err := os.ReadFile(filepath.Join(dir, pidFile))
+	if err != nil {
+		return err
+	}
+	pid, err := strconv.Atoi(string(bytes.TrimSpace(data)))
+	if err != nil {
+		return fmt.Errorf("%s: %w", pidFile, err)
+	}
+	cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	abs, _ := filepath.Abs(dir)
+	if bytes.Contains(cmdline, []byte(filepath.Join(abs, "config.yml"))) {
+		if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+			return err
+		}
+	}
+	return os.Remove(filepath.Join(dir, pidFile))
 }
 
 func (r *Registry) start(ctx context.Context, bin string) error {
@@ -95,8 +138,16 @@ func (r *Registry) start(ctx context.Context, bin string) error {
 	r.cmd.Stdout, r.cmd.Stderr = log, log
 	// Pdeathsig: the registry dies with the test binary.
 	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if r.detach {
+		r.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	}
 	if err := r.cmd.Start(); err != nil {
 		return fmt.Errorf("registry: %w", err)
+	}
+	if r.detach {
+		if err := os.WriteFile(filepath.Join(r.Dir, pidFile), []byte(strconv.Itoa(r.cmd.Process.Pid)+"\n"), 0o600); err != nil {
+			return err
+		}
 	}
 	go func() { _ = r.cmd.Wait(); close(r.done) }()
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -256,99 +307,4 @@ func (r *Registry) Stop() {
 			os.RemoveAll(r.Dir)
 		}
 	})
-}
-
-// shared is the registry Run started for this test binary.
-var shared struct {
-	sync.Mutex
-	ran bool
-	r   *Registry
-	err error
-}
-
-// Run is for TestMain: it starts one registry for the test binary, runs the
-// tests, stops it and returns the exit code. When the registry cannot start,
-// the tests run and Shared skips those that need it; under CI=true Run
-// fails instead.
-func Run(m *testing.M) int { return Wrap(m.Run) }
-
-// Wrap is Run for a TestMain that starts more (an API server): it starts
-// the registry, calls run (which runs the tests) and stops the registry.
-func Wrap(run func() int) int {
-	r, err := Start(context.Background())
-	shared.Lock()
-	shared.ran, shared.r, shared.err = true, r, err
-	shared.Unlock()
-	if err != nil {
-		if CI() {
-			fmt.Fprintf(os.Stderr, "FAIL: test registry (CI=true, so not skipping): %v\n", err)
-			return 1
-		}
-		fmt.Fprintf(os.Stderr, "test registry unavailable, tests that need it will skip: %v\n", err)
-		return run()
-	}
-	defer r.Stop()
-	return run()
-}
-
-// Shared returns the registry Run started; without one it skips the test
-// (fails it under CI=true).
-func Shared(tb testing.TB) *Registry {
-	tb.Helper()
-	shared.Lock()
-	ran, r, err := shared.ran, shared.r, shared.err
-	shared.Unlock()
-	if !ran {
-		tb.Fatal("registry.Shared: no registry: call registry.Run from TestMain")
-	}
-	if err != nil {
-		Unavailable(tb, err)
-	}
-	return r
-}
-
-// New starts a registry for one test, stopped when it ends.
-func New(tb testing.TB) *Registry {
-	tb.Helper()
-	r, err := Start(context.Background())
-	if err != nil {
-		Unavailable(tb, err)
-	}
-	tb.Cleanup(r.Stop)
-	return r
-}
-
-// Unavailable skips tb for a missing tool (fails it under CI=true).
-func Unavailable(tb testing.TB, err error) {
-	tb.Helper()
-	if CI() {
-		tb.Fatalf("CI=true, so not skipping: %v", err)
-	}
-	tb.Skipf("skipping (under CI=true this fails): %v", err)
-}
-
-// ErrNotInstalled is returned by Tool for a missing program.
-var ErrNotInstalled = errors.New("not installed")
-
-// Tool returns the path of a test tool (skopeo, gpg, cosign): in PATH, or
-// in the repository's _output/bin. Missing: it skips tb with a hint (fails
-// it under CI=true).
-func Tool(tb testing.TB, name string) string {
-	tb.Helper()
-	if p, err := exec.LookPath(name); err == nil {
-		return p
-	}
-	if dir, err := os.Getwd(); err == nil {
-		for d := dir; ; d = filepath.Dir(d) {
-			p := filepath.Join(d, "_output", "bin", name)
-			if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
-				return p
-			}
-			if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil || filepath.Dir(d) == d {
-				break
-			}
-		}
-	}
-	Unavailable(tb, fmt.Errorf("%s: %w (make test-deps installs it)", name, ErrNotInstalled))
-	return ""
 }
