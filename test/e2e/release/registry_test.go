@@ -124,12 +124,16 @@ func TestConcurrentPulls(t *testing.T) {
 		}
 	}
 	entries, _ := os.ReadDir(filepath.Join(e.cache, "payload-apply", "payloads"))
+	kinds := map[string]int{}
 	var names []string
 	for _, en := range entries {
 		names = append(names, en.Name())
+		kinds[filepath.Ext(en.Name())]++
 	}
-	if len(names) != 2 { // the entry and the lock file
-		t.Errorf("cache holds %v, want one entry and .lock", names)
+	// One entry (.tar), its parse (.parsed), the lock file, nothing else
+	// (no temporary file left behind).
+	if len(names) != 3 || kinds[".tar"] != 1 || kinds[".parsed"] != 1 || kinds[".lock"] != 1 {
+		t.Errorf("cache holds %v, want one entry, its parse and .lock", names)
 	}
 }
 
