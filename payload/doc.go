@@ -11,6 +11,10 @@
 // only by name; the Applier runs it. A step's node requires the nodes of
 // the objects it runs after, and Run does not run a step whose object failed.
 //
+// A payload loaded again and again (a release from the cache) need not be
+// parsed again: LoadOptions.Parsed (a ParseCache) hands Load what its files
+// parsed to, and Load then does not even read those files.
+//
 // Everything here is pure and offline: the package reads payloads through
 // io/fs, never imports client-go's cluster I/O, krusty or
 // go-containerregistry, and does no logging. It may import lib/manifest,

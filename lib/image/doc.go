@@ -13,7 +13,11 @@
 // directories. Load refuses hostile archives with a *RefusedError: paths with
 // ".." or absolute paths, links leaving the image root, devices and other
 // special files, and entries, totals, file counts and layer counts above the
-// LoadOptions limits. It writes nothing to disk.
+// LoadOptions limits. It writes nothing to disk. FlattenTop gives the same
+// result reading only the layers the payload can come from (from the top
+// down to a layer that hides the payload directories), for images whose
+// layers are expensive to read; NewFS makes an FS of files kept elsewhere
+// (a cache).
 //
 // The package imports go-containerregistry and the standard library only:
 // no client-go, and nothing from this module (the payload model sits above

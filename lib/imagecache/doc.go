@@ -8,10 +8,10 @@
 // leave one whole entry; an entry removed while a reader has it open is
 // still read whole (it is one file). Beside an entry, a .parsed file keeps
 // what its manifests parse to (Parsed), so that nothing is parsed twice
-// either. Eviction (least recently used first,
-// beyond MaxEntries or MaxBytes) runs after a Put under an exclusive lock
-// file, skipped when another process holds it. Entries are trusted as the
-// user's own files: the cache directory is private (0700) to its user.
+// either. Eviction (least recently used first, beyond MaxEntries or
+// MaxBytes) runs after a Put under an exclusive lock file, skipped when
+// another process holds it. Entries are trusted as the user's own files: the
+// cache directory is private (0700) to its user.
 //
 // It imports lib/image, lib/manifest (the parsed form), go-containerregistry's
 // v1 types and the standard library.

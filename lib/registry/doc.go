@@ -15,7 +15,8 @@
 // against their digests, and removed when Pull returns.
 //
 // The pure parts (references, credential files) are apart from the network
-// code (transport, client, pull, push). The package imports
-// go-containerregistry, lib/image and the standard library; never client-go
-// or the payload model.
+// code (transport, client, pull, push, cosign signature images). The package
+// imports go-containerregistry, lib/image, lib/signature (the cosign
+// signature type it reads and writes) and the standard library; never
+// client-go or the payload model.
 package registry
