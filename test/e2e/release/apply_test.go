@@ -110,9 +110,31 @@ func TestApplyVerifies(t *testing.T) {
 			t.Error("not applied")
 		}
 	})
+	g := newGPG(t, e)
+	keyring := g.key("Release <release@example.com>", "", "never")
+	t.Run("atomic refusals", func(t *testing.T) {
+		expired := g.key("Expired <expired@example.com>", "2020-01-01 00:00:00", "1d")
+		ref, digest := e.push(tinyPayload(t, "verify-expired", "4.22.0"), "4.22.0", "ocp/apply", "expired")
+		_, other := e.push(tinyPayload(t, "verify-other", "4.22.0"), "4.22.0", "ocp/apply", "other")
+		expiredStore, otherStore := t.TempDir(), t.TempDir()
+		g.sign("expired@example.com", "2020-01-01 12:00:00", digest, digest, expiredStore)
+		g.sign("release@example.com", "", other, digest, otherStore)
+		for _, tt := range []struct{ name, keyring, store, want string }{
+			{"expired key", expired, expiredStore, "expired on 2020-01-02"},
+			{"signature for another digest", keyring, otherStore, "names " + other + ", not this image"},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				r := apply("--payload", ref, "--verify-keyring", tt.keyring, "--signature-store", tt.store)
+				if r.code != 1 || !strings.Contains(r.stderr, "refusing release "+digest) || !strings.Contains(r.stderr, tt.want) {
+					t.Errorf("exit %d, want 1 refusing %s with %q:\n%s", r.code, digest, tt.want, r.stderr)
+				}
+				if exists("verify-expired") {
+					t.Error("namespace verify-expired exists: something was applied")
+				}
+			})
+		}
+	})
 	t.Run("atomic signature in the cluster's ConfigMaps", func(t *testing.T) {
-		g := newGPG(t, e)
-		keyring := g.key("Release <release@example.com>", "", "never")
 		secret := filepath.Join(t.TempDir(), "secret.asc")
 		r := e.run(g.gpg, []string{"--batch", "--pinentry-mode", "loopback", "--passphrase", "", "--export-secret-keys", "--armor", "release@example.com"})
 		if err := os.WriteFile(secret, []byte(r.stdout), 0o600); err != nil {

@@ -74,13 +74,14 @@ func TestPushPullRealPayload(t *testing.T) {
 	}
 }
 
-// TestSkopeoCopiesOutAndBack copies the pushed payload out of the registry
-// and back with skopeo, a client nobody here wrote: the digest holds, and
+// TestSkopeoCopiesOutAndBack copies the pushed real payload out of the
+// registry and back with skopeo, a client nobody here wrote: the digest holds, and
 // what skopeo wrote reads back.
 func TestSkopeoCopiesOutAndBack(t *testing.T) {
 	skopeo := testregistry.Tool(t, "skopeo")
+	dir := requireRealPayload(t)
 	e := newEnv(t)
-	ref, digest := e.push(tinyPayload(t, "skopeo-ns", "4.22.0"), "4.22.0", "ocp/skopeo", "4.22.0")
+	ref, digest := e.push(dir, "4.22.0-0.snapshot-2026-08", "ocp/skopeo", "4.22.0")
 	layout := filepath.Join(t.TempDir(), "layout")
 	auth := []string{"--src-authfile", e.reg.AuthFile, "--src-cert-dir", e.reg.CertDir}
 	if r := e.run(skopeo, append(append([]string{"copy"}, auth...), "docker://"+ref, "oci:"+layout+":4.22.0")); r.code != 0 {

@@ -1,0 +1,102 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	lgstore "github.com/openshift/library-go/pkg/verify/store"
+
+	"github.com/payload-apply/payload-apply/lib/signature/store"
+)
+
+const digest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+// collect reads every signature a store gives for digest.
+func collect(t *testing.T, s lgstore.Store) ([]string, []error) {
+	t.Helper()
+	var sigs []string
+	var errs []error
+	err := s.Signatures(context.Background(), "", digest, func(_ context.Context, sig []byte, err error) (bool, error) {
+		if err != nil {
+			errs = append(errs, err)
+			return false, nil
+		}
+		sigs = append(sigs, string(sig))
+		return false, nil
+	})
+	if err != nil {
+		errs = append(errs, err)
+	}
+	return sigs, errs
+}
+
+func TestDir(t *testing.T) {
+	d := store.Dir(t.TempDir())
+	if sigs, errs := collect(t, d); len(sigs) != 0 || len(errs) != 1 || !errors.Is(errs[0], lgstore.ErrNotFound) {
+		t.Fatalf("empty store: %v %v", sigs, errs)
+	}
+	for _, sig := range []string{"one", "two", "one"} {
+		if _, err := d.Add(digest, []byte(sig)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sigs, errs := collect(t, d)
+	if diff := cmp.Diff([]string{"one", "two"}, sigs); diff != "" || len(errs) > 0 {
+		t.Errorf("signatures (-want +got):\n%s%v", diff, errs)
+	}
+	if _, err := os.Stat(filepath.Join(string(d), "sha256="+strings.TrimPrefix(digest, "sha256:"), "signature-2")); err != nil {
+		t.Errorf("layout: %v", err)
+	}
+	// A link out of the store is not followed; a big file is refused.
+	dir := filepath.Join(string(d), "sha256="+strings.TrimPrefix(digest, "sha256:"))
+	if err := os.Symlink("/etc/passwd", filepath.Join(dir, "signature-3")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "signature-4"), make([]byte, 60*1024), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sigs, errs = collect(t, d)
+	if len(sigs) != 2 || len(errs) != 2 {
+		t.Errorf("with a link out and a big file: %d signatures, errors %v", len(sigs), errs)
+	}
+	for i := 5; i <= 9; i++ {
+		os.WriteFile(filepath.Join(dir, "signature-"+string(rune('0'+i))), []byte("x"), 0o644)
+	}
+	if _, err := d.Add(digest, []byte("ten")); err == nil {
+		t.Error("added a tenth signature, which no store reads")
+	}
+}
+
+func TestHTTP(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/sigs/sha256=" + strings.TrimPrefix(digest, "sha256:") + "/signature-1":
+			w.Write([]byte("first"))
+		case "/sigs/sha256=" + strings.TrimPrefix(digest, "sha256:") + "/signature-2":
+			w.Write([]byte("second"))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	s, err := store.Parse(srv.URL+"/sigs", srv.Client())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sigs, _ := collect(t, s)
+	if diff := cmp.Diff([]string{"first", "second"}, sigs); diff != "" {
+		t.Errorf("signatures (-want +got):\n%s", diff)
+	}
+	for _, bad := range []string{"ftp://x/y", filepath.Join(t.TempDir(), "missing")} {
+		if _, err := store.Parse(bad, nil); err == nil {
+			t.Errorf("Parse(%q): no error", bad)
+		}
+	}
+}
