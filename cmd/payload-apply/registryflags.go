@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -235,10 +234,6 @@ func (r *registryFlags) openImage(ctx context.Context, flag, spec string) (v1.Im
 	}
 	return img, nil
 }
-
-// errNoDigest is the reason a payload without an image digest cannot be
-// verified.
-var errNoDigest = errors.New("not an image: no digest a signature could name")
 
 // pushImage pushes img to the registry reference to and returns it pinned
 // by digest. A bad reference is a usage error; a registry that refuses is
