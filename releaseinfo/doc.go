@@ -8,4 +8,7 @@
 // It is pure: it reads a loaded payload.Payload and its files (fs.FS), and
 // never the network. It imports payload, lib/manifest and the standard
 // library.
+//
+// May import: payload.
+// Cluster I/O: none.
 package releaseinfo

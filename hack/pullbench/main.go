@@ -18,6 +18,8 @@
 // Usage:
 //
 //	go run ./hack/pullbench [-rounds 9] [-payload ../shared/testdata/ocp-payload] [-- render --list]
+//
+// May import: internal/benchstat, test/registry.
 package main
 
 import (

@@ -12,6 +12,8 @@
 // (its credentials, which payload-apply, podman and skopeo read) and
 // SSL_CERT_FILE (the system's roots and the registry's CA, which every Go
 // program, payload-apply and cosign included, reads).
+//
+// May import: test/registry.
 package main
 
 import (

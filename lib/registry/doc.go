@@ -19,4 +19,6 @@
 // imports go-containerregistry, lib/image, lib/signature (the cosign
 // signature type it reads and writes) and the standard library; never
 // client-go or the payload model.
+//
+// May import: lib/image, lib/signature.
 package registry

@@ -30,4 +30,6 @@
 // scrypt and secretbox for cosign's encrypted keys),
 // go-containerregistry's v1 types and the standard library. No sigstore
 // module: key-based offline verification needs none of it.
+//
+// May import: nothing.
 package signature

@@ -13,4 +13,6 @@
 //
 // The package imports the standard library and golang.org/x/crypto/bcrypt,
 // nothing of payload-apply.
+//
+// May import: nothing.
 package registry

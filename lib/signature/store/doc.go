@@ -14,4 +14,6 @@
 //
 // It imports library-go's pkg/verify packages, client-go's typed core
 // client (for the ConfigMap store) and the standard library.
+//
+// May import: nothing.
 package store
