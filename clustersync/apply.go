@@ -23,7 +23,14 @@ type ApplyOptions struct {
 	DryRun bool
 	// Wait waits, after the graph, until the applied objects are ready
 	// (ClusterOperators available with their versions); not in a dry run.
+	// The wait ends as soon as the outcome is certain: it does not start
+	// when objects failed to apply, and ends at the first object that
+	// reports a failure it will not leave (a Job failed), unless
+	// WaitOnFailure.
 	Wait bool
+	// WaitOnFailure waits for every object until ready or Timeout even
+	// after failures no waiting can fix (to see what else becomes ready).
+	WaitOnFailure bool
 	// Timeout bounds the apply and the wait together; zero: no bound but
 	// the context's.
 	Timeout time.Duration
@@ -80,6 +87,25 @@ type ApplyReport struct {
 	Duration time.Duration
 	// Nodes are the graph nodes' end states.
 	Nodes []payload.NodeState
+	// Wait is how the wait ended; nil when there was none to do (no Wait,
+	// a dry run, an interrupt or the timeout before it).
+	Wait *WaitReport
+}
+
+// WaitReport is how the wait after the graph ended.
+type WaitReport struct {
+	// Skipped is set when the wait did not start: objects had failed to
+	// apply, which no waiting fixes (and WaitOnFailure was off); Failed
+	// counts them.
+	Skipped bool
+	Failed  int
+	// EndedAtFailure: an object reported a failure it will not leave, and
+	// the wait ended there without waiting for Last.Pending.
+	EndedAtFailure bool
+	// Last is the last poll: how many were ready, what was pending and why.
+	Last resourceapply.WaitProgress
+	// Elapsed is how long the wait took.
+	Elapsed time.Duration
 }
 
 // OK reports whether everything was applied (and ready, when waited
@@ -146,12 +172,20 @@ func Apply(ctx context.Context, s *Session, opts ApplyOptions) *ApplyReport {
 	bg.Wait()
 	logger.V(1).Info("Graph done", "nodes", payload.Summary(states))
 
-	if opts.Wait && !opts.DryRun && run.Err() == nil {
-		errs = append(errs, a.wait(run, p)...)
+	var waited *WaitReport
+	switch {
+	case !opts.Wait || opts.DryRun || run.Err() != nil:
+	case len(errs) > 0 && !opts.WaitOnFailure:
+		waited = &WaitReport{Skipped: true, Failed: len(errs)}
+		logger.V(1).Info("Not waiting: objects failed", "failures", len(errs))
+	default:
+		var werrs []error
+		werrs, waited = a.wait(run, p, !opts.WaitOnFailure)
+		errs = append(errs, werrs...)
 	}
 
 	r := &ApplyReport{Objects: &resourceapply.ChangeSet{}, Steps: &resourceapply.ChangeSet{}, Tasks: len(p.Graph.Tasks),
-		StepTasks: p.Graph.StepCount(), Done: a.done(), Nodes: states}
+		StepTasks: p.Graph.StepCount(), Done: a.done(), Nodes: states, Wait: waited}
 	for i, t := range p.Graph.Tasks {
 		switch {
 		case a.changes[i].Action == "":

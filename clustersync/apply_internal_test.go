@@ -292,15 +292,27 @@ func TestCredentialsError(t *testing.T) {
 }
 
 // TestWarningsOnce: each distinct warning of the server reaches the sink
-// once; empty texts and other codes never.
+// once per object, with the object of the request it came with; empty
+// texts and other codes never.
 func TestWarningsOnce(t *testing.T) {
 	got := &events{}
-	w := &warnings{seen: map[string]bool{}, sink: newSerial(got)}
-	w.HandleWarningHeader(299, "-", "use control-plane")
-	w.HandleWarningHeader(299, "-", "use control-plane")
-	w.HandleWarningHeader(299, "-", "")
-	w.HandleWarningHeader(199, "-", "other code")
-	if diff := cmp.Diff([]Event{Warning{Text: "use control-plane"}}, got.got); diff != "" {
+	w := &warnings{seen: map[warningKey]bool{}, sink: newSerial(got)}
+	ctx := context.Background()
+	secret := manifest.ID{Kind: "Secret", Namespace: "ns", Name: "tls"}
+	other := manifest.ID{Kind: "Secret", Namespace: "ns", Name: "other"}
+	w.HandleWarningHeaderWithContext(ctx, 299, "-", "use control-plane")
+	w.HandleWarningHeaderWithContext(ctx, 299, "-", "use control-plane")
+	w.HandleWarningHeaderWithContext(resourceapply.WithObject(ctx, secret), 299, "-", "tls: failed to find any PEM data")
+	w.HandleWarningHeaderWithContext(resourceapply.WithObject(ctx, secret), 299, "-", "tls: failed to find any PEM data")
+	w.HandleWarningHeaderWithContext(resourceapply.WithObject(ctx, other), 299, "-", "tls: failed to find any PEM data")
+	w.HandleWarningHeaderWithContext(ctx, 299, "-", "")
+	w.HandleWarningHeaderWithContext(ctx, 199, "-", "other code")
+	want := []Event{
+		Warning{Text: "use control-plane"},
+		Warning{Text: "tls: failed to find any PEM data", Object: secret},
+		Warning{Text: "tls: failed to find any PEM data", Object: other},
+	}
+	if diff := cmp.Diff(want, got.got); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
 }

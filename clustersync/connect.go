@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
+	"github.com/payload-apply/payload-apply/lib/manifest"
 	"github.com/payload-apply/payload-apply/lib/redact"
 	"github.com/payload-apply/payload-apply/lib/requests"
 	"github.com/payload-apply/payload-apply/lib/resourceapply"
@@ -59,8 +60,8 @@ func Connect(ctx context.Context, cfg *rest.Config, opts ConnectOptions) (*Clust
 	if opts.Secrets != nil {
 		AddCredentials(opts.Secrets, cfg)
 	}
-	w := &warnings{seen: map[string]bool{}, sink: newSerial(opts.Sink)}
-	cfg.WarningHandler = w
+	w := &warnings{seen: map[warningKey]bool{}, sink: newSerial(opts.Sink)}
+	cfg.WarningHandler, cfg.WarningHandlerWithContext = nil, w
 	c := &Cluster{Config: cfg, Requests: &requests.Counter{}, warnings: w}
 	c.Requests.Wrap(cfg)
 	mgr, err := resourceapply.NewManager(cfg, opts.Manager)
@@ -104,28 +105,37 @@ func ExplainConnection(err error) error {
 		"(certificate-authority or certificate-authority-data); give the right one, or pass --insecure-skip-tls-verify to skip verification (insecure)", err)
 }
 
-// warnings forwards each distinct warning of the API server once
-// (client-go's rest.WarningHandler).
+// warnings forwards each distinct warning of the API server once per
+// object, with the object the request was about (client-go's
+// rest.WarningHandlerWithContext: the request's context names it, see
+// resourceapply.WithObject).
 type warnings struct {
 	mu   sync.Mutex
-	seen map[string]bool
+	seen map[warningKey]bool
 	sink *serial
 }
 
-var _ rest.WarningHandler = (*warnings)(nil)
+type warningKey struct {
+	text   string
+	object manifest.ID
+}
 
-// HandleWarningHeader forwards a warning (code 299) the first time its
-// text is seen.
-func (w *warnings) HandleWarningHeader(code int, _ string, text string) {
+var _ rest.WarningHandlerWithContext = (*warnings)(nil)
+
+// HandleWarningHeaderWithContext forwards a warning (code 299) the first
+// time its text is seen for the request's object.
+func (w *warnings) HandleWarningHeaderWithContext(ctx context.Context, code int, _ string, text string) {
 	if code != 299 || text == "" {
 		return
 	}
+	id, _ := resourceapply.ObjectOf(ctx)
+	k := warningKey{text, id}
 	w.mu.Lock()
-	seen := w.seen[text]
-	w.seen[text] = true
+	seen := w.seen[k]
+	w.seen[k] = true
 	w.mu.Unlock()
 	if !seen {
-		w.sink.emit(Warning{Text: text})
+		w.sink.emit(Warning{Text: text, Object: id})
 	}
 }
 

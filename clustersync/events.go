@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/payload-apply/payload-apply/lib/manifest"
 	"github.com/payload-apply/payload-apply/lib/resourceapply"
 	"github.com/payload-apply/payload-apply/payload"
 )
@@ -73,10 +74,14 @@ type Slow struct {
 }
 
 // Waiting is the state of a wait after a poll: What is waited for ("job
-// Kind/ns/name", "applied objects").
+// Kind/ns/name", "applied objects"), for how long, and until when.
 type Waiting struct {
 	What     string
 	Progress resourceapply.WaitProgress
+	// Elapsed is the time since the wait started; Deadline is when it
+	// gives up (zero: no deadline but an interrupt).
+	Elapsed  time.Duration
+	Deadline time.Time
 }
 
 // StepRerun: a step that owns a status (component.Repeating) ran again
@@ -98,8 +103,13 @@ type Interrupting struct {
 }
 
 // Warning is a warning of the API server (a deprecated API, a field it
-// dropped), each distinct text once per connection.
-type Warning struct{ Text string }
+// dropped), each distinct text once per connection and object.
+type Warning struct {
+	Text string
+	// Object is the object of the request the warning came with; zero
+	// (Kind "") for a request about no one object.
+	Object manifest.ID
+}
 
 func (Planned) event()      {}
 func (StageStarted) event() {}

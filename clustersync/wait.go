@@ -19,9 +19,11 @@ import (
 // (resourceapply.Check). Steps that own statuses (component.Repeating) run
 // again before every poll; a ClusterOperator such a step owns is waited for
 // at the release version where its manifest lists
-// component.VersionPlaceholder. It returns the wait's errors and, when the
-// wait failed, the last error of each step run again.
-func (a *applier) wait(ctx context.Context, p *plan.Plan) []error {
+// component.VersionPlaceholder. With stopAtFailure the wait ends at the
+// first object that reports a failure it will not leave. It returns the
+// wait's errors and, when the wait failed, the last error of each step run
+// again, and how the wait ended.
+func (a *applier) wait(ctx context.Context, p *plan.Plan, stopAtFailure bool) ([]error, *WaitReport) {
 	release := ""
 	if p.Payload != nil && p.Payload.Release != nil {
 		release = p.Payload.Release.Version
@@ -56,9 +58,16 @@ func (a *applier) wait(ctx context.Context, p *plan.Plan) []error {
 		}
 	}
 	lastErr := make([]error, len(repeat))
+	start := time.Now()
+	deadline, _ := ctx.Deadline()
+	rep := &WaitReport{}
 	opts := resourceapply.WaitOptions{
-		Interval: time.Second,
-		Progress: func(w resourceapply.WaitProgress) { a.out.emit(Waiting{What: "applied objects", Progress: w}) },
+		Interval:      time.Second,
+		StopAtFailure: stopAtFailure,
+		Progress: func(w resourceapply.WaitProgress) {
+			rep.Last = w
+			a.out.emit(Waiting{What: "applied objects", Progress: w, Elapsed: time.Since(start), Deadline: deadline})
+		},
 	}
 	if len(repeat) > 0 {
 		opts.BeforePoll = func(ctx context.Context) {
@@ -76,16 +85,32 @@ func (a *applier) wait(ctx context.Context, p *plan.Plan) []error {
 		}
 	}
 	werr := a.mgr.Wait(ctx, waitFor, opts)
+	rep.Elapsed = time.Since(start)
 	if werr == nil {
-		return nil
+		return nil, rep
 	}
+	rep.EndedAtFailure = stopAtFailure && ctx.Err() == nil && len(rep.Last.Pending) > 0 && anyNotReady(werr)
 	errs := []error{werr}
 	for i, err := range lastErr {
 		if err != nil {
 			errs = append(errs, &payload.TaskError{Task: repeat[i], Err: err})
 		}
 	}
-	return errs
+	return errs, rep
+}
+
+// anyNotReady reports whether err (joined) holds a failure an object
+// reported (resourceapply.ReasonNotReady).
+func anyNotReady(err error) bool {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			if anyNotReady(e) {
+				return true
+			}
+		}
+		return false
+	}
+	return resourceapply.ReasonOf(err) == resourceapply.ReasonNotReady
 }
 
 // rerunNews reports whether a step run again while waiting is worth

@@ -28,12 +28,14 @@ func TestApplyUsageErrors(t *testing.T) {
 		want string
 	}{
 		{"client dry run", []string{"apply", "--dry-run=client"}, `--dry-run "client": want "server" or "none"`},
-		{"output", []string{"apply", "-o", "yaml"}, `--output "yaml": want "text" or "json"`},
+		{"output", []string{"apply", "-o", "yaml"}, `invalid argument "yaml" for "-o, --output" flag: want text, json`},
+		{"dry run value apart", []string{"apply", "--dry-run", "server"}, `unexpected argument "server": give --dry-run its value with '=': --dry-run=server`},
+		{"wait on failure without wait", []string{"apply", "--wait-on-failure"}, "--wait-on-failure is for --wait"},
 		{"parallelism", []string{"apply", "--parallelism", "0"}, "--parallelism 0: want at least 1"},
 		{"timeout", []string{"apply", "--timeout", "0s"}, "--timeout 0s: want a positive duration"},
 		{"missing kubeconfig", []string{"apply", "--kubeconfig", "/nonexistent/kubeconfig"}, "--kubeconfig: stat /nonexistent/kubeconfig"},
 		{"arguments", []string{"apply", "extra"}, "unexpected arguments: [extra]"},
-		{"status output", []string{"status", "-o", "wide"}, `--output "wide": want "text" or "json"`},
+		{"status output", []string{"status", "-o", "wide"}, `invalid argument "wide" for "-o, --output" flag: want text, json, yaml`},
 		{"status kubeconfig", []string{"status", "--kubeconfig", "/nonexistent/kubeconfig"}, "--kubeconfig: stat /nonexistent/kubeconfig"},
 	}
 	for _, tc := range cases {
@@ -80,6 +82,8 @@ func progressRun(t *testing.T, p progress) {
 	}
 	p.Event(clustersync.Planned{Tasks: len(g.Tasks), Steps: 1})
 	p.Event(clustersync.Warning{Text: "deprecated field"})
+	p.Event(clustersync.Warning{Text: "tls: failed to find any PEM data", Object: manifest.ID{Kind: "Secret", Namespace: "ns", Name: "tls"}})
+	p.Event(clustersync.Warning{Text: "tls: failed to find any PEM data", Object: manifest.ID{Kind: "Secret", Namespace: "ns", Name: "tls2"}})
 	p.Event(clustersync.StageStarted{Total: 1})
 	p.Event(clustersync.TaskDone{Task: g.Tasks[0], Staged: true, Done: 1, Total: 3,
 		Change: resourceapply.Change{Object: ms[0].ID(), Action: resourceapply.Created}})
@@ -91,13 +95,21 @@ func progressRun(t *testing.T, p progress) {
 		Change: resourceapply.Change{Action: resourceapply.Configured, Message: "1 write"}})
 	p.Event(clustersync.RunLevelDone{RunLevel: 50, Level: payload.LevelCount{Tasks: 3, Applied: 2, Failed: 1, Steps: 1}, Done: 3, Total: 3})
 	p.Event(clustersync.StepRerun{Name: "x/status", Result: resourceapply.StepResult{Step: "x/status", Action: resourceapply.Configured, Writes: 2}})
-	p.Event(clustersync.Waiting{What: "applied objects", Progress: resourceapply.WaitProgress{Ready: 0, Total: 1, Pending: []resourceapply.Pending{{Object: ms[0].ID(), Message: "Terminating"}}}})
+	p.Event(clustersync.Waiting{What: "applied objects", Progress: resourceapply.WaitProgress{Ready: 0, Total: 1,
+		Pending: []resourceapply.Pending{{Object: ms[0].ID(), Message: "Terminating", Reason: "InProgress"}}},
+		Elapsed: 12 * time.Second, Deadline: testNow.Add(48 * time.Second)})
+	failed := &resourceapply.ApplyError{Object: ms[1].ID(), Verb: "apply", Reason: resourceapply.ReasonInvalid, Err: errors.New("bad")}
 	r := &clustersync.ApplyReport{Objects: &resourceapply.ChangeSet{}, Steps: &resourceapply.ChangeSet{},
-		Requests: map[string]int64{"GET": 2, "LIST": 1, "PATCH": 2}, Errors: []error{errors.New("x")}}
-	r.Objects.Add(resourceapply.Change{Action: resourceapply.Created}, resourceapply.Change{Action: resourceapply.Failed})
+		Requests: map[string]int64{"GET": 2, "LIST": 1, "PATCH": 2}, Errors: []error{failed},
+		Wait: &clustersync.WaitReport{Skipped: true, Failed: 1}}
+	r.Objects.Add(resourceapply.Change{Action: resourceapply.Created}, resourceapply.Change{Action: resourceapply.Failed},
+		resourceapply.Change{Object: manifest.ID{Kind: "ConfigMap", Namespace: "ns", Name: "old"}, Action: resourceapply.Skipped, Message: "already gone"})
 	r.Steps.Add(resourceapply.Change{Action: resourceapply.Configured})
-	p.summary(r, 1500*time.Millisecond, []string{"ConfigMap/ns/c: apply: invalid: bad"})
+	p.summary(r, 1500*time.Millisecond)
 }
+
+// testNow is the clock of the printers under test.
+var testNow = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 
 // namedStep is a payload.Step for tests.
 type namedStep string
@@ -106,16 +118,25 @@ func (s namedStep) Name() string { return string(s) }
 
 func TestProgressText(t *testing.T) {
 	var out, errOut bytes.Buffer
-	progressRun(t, newTextProgress(IOStreams{Out: &out, ErrOut: &errOut}))
+	p := newTextProgress(context.Background(), IOStreams{Out: &out, ErrOut: &errOut})
+	p.now = func() time.Time { return testNow }
+	progressRun(t, p)
 	want := `warning: deprecated field
-stage: 1 CustomResourceDefinitions and Namespaces first
+warning: Secret/ns/tls: tls: failed to find any PEM data
+stage: 1 object first (CustomResourceDefinitions and Namespaces)
 stage: done, 1 of 3 done (33%)
 step x/status: configured (1 write)
 run level 50: 2 objects, 1 step, 1 failed; 3 of 3 done (100%)
 step x/status (run again while waiting): configured (2 writes)
-wait: applied objects: 0 of 1 ready; waiting for
-  Namespace/ns: Terminating
-applied 1 of 2 objects and ran 1 of 1 step in 1.5s: 1 created, 1 failed; steps: 1 configured; 5 requests (2 writes)
+wait: applied objects: 12s elapsed, gives up in 48s (at ` + testNow.Add(48*time.Second).Local().Format("15:04:05") + `): 0 of 1 ready; waiting for 1:
+  1 in progress: Namespace/ns: Terminating
+warning: the same for 1 more object: tls: failed to find any PEM data
+1 failure by reason: 1 invalid
+invalid (1): the server rejected the object
+error: ConfigMap/ns/c: apply: invalid: bad
+skipped on purpose (1): 1 already gone
+wait: not started: 1 object failed to apply, which no waiting fixes (--wait-on-failure waits anyway)
+applied 2 of 2 objects and ran 1 of 1 step in 1.5s: 1 created, 1 skipped, 1 failed; steps: 1 configured; 5 requests (2 writes)
 `
 	if diff := cmp.Diff(want, errOut.String()); diff != "" {
 		t.Errorf("stderr (-want +got):\n%s", diff)
@@ -127,8 +148,8 @@ applied 1 of 2 objects and ran 1 of 1 step in 1.5s: 1 created, 1 failed; steps: 
 
 func TestProgressJSON(t *testing.T) {
 	var out, errOut bytes.Buffer
-	p := newJSONProgress(IOStreams{Out: &out, ErrOut: &errOut})
-	p.now = func() time.Time { return time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC) }
+	p := newJSONProgress(context.Background(), IOStreams{Out: &out, ErrOut: &errOut})
+	p.now = func() time.Time { return testNow }
 	progressRun(t, p)
 	var got []map[string]any
 	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
@@ -137,10 +158,16 @@ func TestProgressJSON(t *testing.T) {
 			t.Fatalf("%q: %v", line, err)
 		}
 		delete(e, "time")
+		if e["schemaVersion"] != 1.0 {
+			t.Errorf("schemaVersion %v, want 1: %s", e["schemaVersion"], line)
+		}
+		delete(e, "schemaVersion")
 		got = append(got, e)
 	}
 	want := []map[string]any{
 		{"event": "warning", "message": "deprecated field"},
+		{"event": "warning", "message": "tls: failed to find any PEM data", "kind": "Secret", "namespace": "ns", "name": "tls"},
+		{"event": "warning", "message": "tls: failed to find any PEM data", "kind": "Secret", "namespace": "ns", "name": "tls2"},
 		{"event": "stage", "message": "started", "total": 1.0},
 		{"event": "task", "index": 1.0, "file": "release-manifests/0000_50_x_01.yaml", "doc": 0.0, "apiVersion": "v1", "kind": "Namespace",
 			"name": "ns", "staged": true, "action": "Created", "runLevel": 50.0, "done": 1.0, "total": 3.0},
@@ -152,16 +179,25 @@ func TestProgressJSON(t *testing.T) {
 			"runLevel": 50.0, "done": 3.0, "total": 3.0},
 		{"event": "runLevel", "runLevel": 50.0, "tasks": 3.0, "steps": 1.0, "applied": 2.0, "failed": 1.0, "done": 3.0, "total": 3.0},
 		{"event": "step", "step": "x/status", "action": "Configured", "message": "run again while waiting: 2 writes"},
-		{"event": "wait", "message": "applied objects", "ready": 0.0, "total": 1.0, "pending": []any{map[string]any{"object": "Namespace/ns", "message": "Terminating"}}},
-		{"event": "summary", "success": false, "duration": "1.5s", "changes": map[string]any{"Created": 1.0, "Failed": 1.0},
+		{"event": "wait", "message": "applied objects", "ready": 0.0, "total": 1.0, "elapsed": "12s", "deadline": "2026-11-21T12:00:48Z",
+			"pending": []any{map[string]any{"object": "Namespace/ns", "message": "Terminating", "reason": "InProgress"}}},
+		{"event": "summary", "success": false, "duration": "1.5s", "changes": map[string]any{"Created": 1.0, "Failed": 1.0, "Skipped": 1.0},
 			"stepChanges": map[string]any{"Configured": 1.0}, "done": 3.0, "total": 3.0,
-			"requests": map[string]any{"reads": 3.0, "writes": 2.0, "byVerb": map[string]any{"GET": 2.0, "LIST": 1.0, "PATCH": 2.0}}, "errors": []any{"ConfigMap/ns/c: apply: invalid: bad"}},
+			"requests": map[string]any{"reads": 3.0, "writes": 2.0, "byVerb": map[string]any{"GET": 2.0, "LIST": 1.0, "PATCH": 2.0}}, "errors": []any{"ConfigMap/ns/c: apply: invalid: bad"},
+			"errorsByReason": map[string]any{"Invalid": 1.0}, "skipped": map[string]any{"already gone": 1.0},
+			"wait": map[string]any{"skipped": true, "ready": 0.0, "total": 0.0, "pending": 0.0, "elapsed": "0s"}},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
-	if errOut.Len() != 0 {
-		t.Errorf("stderr: %q", errOut.String())
+	wantErr := `1 failure by reason: 1 invalid
+invalid (1): the server rejected the object
+error: ConfigMap/ns/c: apply: invalid: bad
+skipped on purpose (1): 1 already gone
+wait: not started: 1 object failed to apply, which no waiting fixes (--wait-on-failure waits anyway)
+`
+	if diff := cmp.Diff(wantErr, errOut.String()); diff != "" {
+		t.Errorf("stderr (-want +got):\n%s", diff)
 	}
 }
 
@@ -199,12 +235,12 @@ func TestSetHTTP2HealthCheck(t *testing.T) {
 func TestProgressInterrupted(t *testing.T) {
 	for _, jsonOut := range []bool{false, true} {
 		var out, errOut bytes.Buffer
-		p := newProgress(IOStreams{Out: &out, ErrOut: &errOut}, jsonOut)
+		p := newProgress(context.Background(), IOStreams{Out: &out, ErrOut: &errOut}, jsonOut)
 		p.Event(clustersync.Planned{Tasks: 8})
 		p.Event(clustersync.Interrupting{InFlight: 2, Grace: 10 * time.Second, Total: 8})
 		r := &clustersync.ApplyReport{Objects: &resourceapply.ChangeSet{}, Steps: &resourceapply.ChangeSet{}, Requests: map[string]int64{"GET": 1, "PATCH": 1},
 			Interrupted: &clustersync.InterruptCounts{Applied: 3, Stopped: 1, NotStarted: 4, Total: 8, Summary: "3 created"}}
-		p.summary(r, time.Second, nil)
+		p.summary(r, time.Second)
 		for _, want := range []string{
 			"interrupted: starting nothing new; waiting up to 10s for 2 objects in flight (interrupt again to stop now)\n",
 			"interrupted: 3 of 8 objects applied (3 created); 1 stopped in flight; 4 not started; run the same command again to finish\n",
@@ -275,10 +311,11 @@ func TestFailureExitCodes(t *testing.T) {
 		{"joined", []error{errors.Join(other, forbidden)}, exitUsage},
 	}
 	for _, tc := range cases {
-		var buf bytes.Buffer
-		if code := reportError(&buf, applyCommand(), failure(tc.errs...)); code != tc.code {
-			t.Errorf("%s: exit %d, want %d (%s)", tc.name, code, tc.code, buf.String())
+		if code := failureCode(tc.errs...); code != tc.code {
+			t.Errorf("%s: exit %d, want %d", tc.name, code, tc.code)
 		}
+		var buf bytes.Buffer
+		writeFailures(&buf, groupFailures(tc.errs, pathsOf(context.Background())))
 		if strings.Count(buf.String(), "error: ") != len(errorLines(errors.Join(tc.errs...))) {
 			t.Errorf("%s: not every failure printed:\n%s", tc.name, buf.String())
 		}

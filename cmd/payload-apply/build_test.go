@@ -37,10 +37,18 @@ func mustRun(t testing.TB, args ...string) string {
 	return out
 }
 
+// imageFlag is the flag that writes an image of format.
+func imageFlag(format image.Format) string {
+	if format == image.FormatDockerArchive {
+		return "--output-file"
+	}
+	return "--output-dir"
+}
+
 // buildReal builds the real payload into dst and returns the printed digest.
 func buildReal(t testing.TB, dst string, format image.Format) string {
 	t.Helper()
-	return strings.TrimSpace(mustRun(t, "build", "--from", realpayload.Dir(t), "--version", realVersion, "-o", dst, "--format", string(format)))
+	return strings.TrimSpace(mustRun(t, "build", "--from", realpayload.Dir(t), "--version", realVersion, imageFlag(format), dst))
 }
 
 func TestBuildRealPayloadRendersTheSame(t *testing.T) {
@@ -83,7 +91,7 @@ func TestBuildDigestStable(t *testing.T) {
 			var digests []string
 			for i := 0; i < 2; i++ {
 				out := filepath.Join(t.TempDir(), "image")
-				digests = append(digests, strings.TrimSpace(mustRun(t, "build", "--from", src, "--version", "4.22.0", "-o", out, "--format", string(format))))
+				digests = append(digests, strings.TrimSpace(mustRun(t, "build", "--from", src, "--version", "4.22.0", imageFlag(format), out)))
 			}
 			if !strings.HasPrefix(digests[0], "sha256:") || digests[0] != digests[1] {
 				t.Errorf("digests %v: want the same sha256 twice", digests)
@@ -120,7 +128,7 @@ func TestSkopeoReadsBuiltImages(t *testing.T) {
 			var digests []string
 			for i := 0; i < 2; i++ {
 				out := filepath.Join(t.TempDir(), "image")
-				mustRun(t, "build", "--from", src, "--version", realVersion, "-o", out, "--format", string(tc.format))
+				mustRun(t, "build", "--from", src, "--version", realVersion, imageFlag(tc.format), out)
 				cmd := exec.Command(skopeo, "inspect", tc.transport+out)
 				data, err := cmd.Output()
 				if err != nil {
@@ -225,7 +233,7 @@ func TestBuildComponents(t *testing.T) {
 		"0000_30_other_configmap.yaml": strings.Replace(testConfigMap, "settings", "other", 1),
 	})
 	out := filepath.Join(root, "image")
-	mustRun(t, "build", "--from", example, "--from", "other="+other, "--version", "4.22.0", "-o", out)
+	mustRun(t, "build", "--from", example, "--from", "other="+other, "--version", "4.22.0", "--output-dir", out)
 	got := payloadLines(mustRun(t, "render", "--list", "--payload", out))
 	want := "30\tother\trelease-manifests/0000_30_other_configmap.yaml\tv1\tConfigMap\topenshift-example\tother\n" +
 		"50\texample-operator\trelease-manifests/0000_50_example-operator_configmap.yaml\tv1\tConfigMap\topenshift-example\tsettings\n"
@@ -255,25 +263,29 @@ func TestBuildCommandErrors(t *testing.T) {
 		wantCode int
 		wantErr  string
 	}{
-		{name: "no sources", args: []string{"build", "--version", "1.0.0", "-o", out}, wantCode: 2, wantErr: "error: --from or --manifests is required"},
-		{name: "no version", args: []string{"build", "--from", good, "-o", out}, wantCode: 2, wantErr: "error: --version is required"},
-		{name: "no output", args: []string{"build", "--from", good, "--version", "1.0.0"}, wantCode: 2, wantErr: "error: -o/--output or --to is required"},
-		{name: "bad format", args: []string{"build", "--from", good, "--version", "1.0.0", "-o", out, "--format", "zip"}, wantCode: 2, wantErr: `error: --format "zip": want oci or docker-archive`},
-		{name: "missing directory", args: []string{"build", "--from", filepath.Join(root, "nope"), "--version", "1.0.0", "-o", out}, wantCode: 2, wantErr: "no such file or directory"},
-		{name: "version not semver", args: []string{"build", "--from", good, "--version", "4.22", "-o", out}, wantCode: 1, wantErr: `error: release version "4.22": not semver`},
+		{name: "no sources", args: []string{"build", "--version", "1.0.0", "--output-dir", out}, wantCode: 2, wantErr: "error: --from or --manifests is required"},
+		{name: "no version", args: []string{"build", "--from", good, "--output-dir", out}, wantCode: 2, wantErr: "error: --version is required"},
+		{name: "no output", args: []string{"build", "--from", good, "--version", "1.0.0"}, wantCode: 2, wantErr: "error: say where the image goes: --output-dir DIR (an OCI image layout), --output-file FILE (a docker-archive tarball) or --to HOST/REPO:TAG (a registry)"},
+		{name: "bad format", args: []string{"build", "--from", good, "--version", "1.0.0", "--output-dir", out, "--format", "zip"}, wantCode: 2, wantErr: `error: --format "zip": want oci or docker-archive`},
+		{name: "format against the path flag", args: []string{"build", "--from", good, "--version", "1.0.0", "--output-dir", out, "--format", "docker-archive"}, wantCode: 2, wantErr: `error: --format docker-archive: --output-dir writes oci and --output-file docker-archive`},
+		{name: "-o a path", args: []string{"build", "--from", good, "--version", "1.0.0", "-o", out}, wantCode: 2, wantErr: `for "-o, --output" flag: want text, json; -o is a format: the image goes to --output-dir DIR (OCI layout) or --output-file FILE (docker-archive)`},
+		{name: "a payload's release-manifests", args: []string{"build", "--from", filepath.Join(realpayload.Dir(t), "release-manifests"), "--version", "1.0.0", "--output-dir", out}, wantCode: 2,
+			wantErr: "/release-manifests: this is the release-manifests/ directory of a payload, not a payload: pass the directory above it, --from "},
+		{name: "missing directory", args: []string{"build", "--from", filepath.Join(root, "nope"), "--version", "1.0.0", "--output-dir", out}, wantCode: 2, wantErr: "no such file or directory"},
+		{name: "version not semver", args: []string{"build", "--from", good, "--version", "4.22", "--output-dir", out}, wantCode: 1, wantErr: `error: release version "4.22": not semver`},
 		{
 			name:     "conflicting tags",
-			args:     []string{"build", "--from", conflictA, "--from", conflictB, "--version", "1.0.0", "-o", out},
+			args:     []string{"build", "--from", conflictA, "--from", conflictB, "--version", "1.0.0", "--output-dir", out},
 			wantCode: 1,
 			wantErr:  `error: image-references: tag "example-operator": conflicting pull specs "quay.io/example/operator:v1" from ` + conflictA + `/image-references and "quay.io/example/operator:v2" from ` + conflictB + "/image-references",
 		},
 		{
 			name:     "malformed pull spec",
-			args:     []string{"build", "--from", badSpec, "--version", "1.0.0", "-o", out},
+			args:     []string{"build", "--from", badSpec, "--version", "1.0.0", "--output-dir", out},
 			wantCode: 1,
 			wantErr:  `release-manifests/image-references: error: tag example-operator: pull spec "quay.io/Example/UPPER CASE:v1"`,
 		},
-		{name: "missing base", args: []string{"build", "--from", good, "--version", "1.0.0", "-o", out, "--base", filepath.Join(root, "nope.tar")}, wantCode: 1, wantErr: "error: --base: stat"},
+		{name: "missing base", args: []string{"build", "--from", good, "--version", "1.0.0", "--output-dir", out, "--base", filepath.Join(root, "nope.tar")}, wantCode: 1, wantErr: "error: --base: stat"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -295,10 +307,10 @@ func TestBuildOnBase(t *testing.T) {
 		"0000_00_cluster-version-operator_00_namespace.yaml": strings.Replace(testConfigMap, "settings", "cvo", 1),
 	})
 	baseDir := filepath.Join(root, "base")
-	mustRun(t, "build", "--manifests", cvo, "--version", "0.0.1", "-o", baseDir)
+	mustRun(t, "build", "--manifests", cvo, "--version", "0.0.1", "--output-dir", baseDir)
 	comp := writeFiles(t, filepath.Join(root, "example"), map[string]string{"configmap.yaml": testConfigMap})
 	out := filepath.Join(root, "release.tar")
-	mustRun(t, "build", "--from", comp, "--base", baseDir, "--version", "4.22.0", "-o", out, "--format", "docker-archive")
+	mustRun(t, "build", "--from", comp, "--base", baseDir, "--version", "4.22.0", "--output-file", out)
 	got := payloadLines(mustRun(t, "render", "--list", "--payload", out))
 	want := "00\tcluster-version-operator\tmanifests/0000_00_cluster-version-operator_00_namespace.yaml\tv1\tConfigMap\topenshift-example\tcvo\n" +
 		"50\texample\trelease-manifests/0000_50_example_configmap.yaml\tv1\tConfigMap\topenshift-example\tsettings\n"

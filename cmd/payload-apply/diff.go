@@ -20,7 +20,7 @@ func diffCommand() *command {
 	return &command{
 		name:  "diff",
 		short: "Show what another profile, feature set or payload would change, or what apply would change on a cluster",
-		usage: "(--kubeconfig K [--parallelism N] | --against-profile P | --against-feature-set S | --against-payload DIR)... [--summary | -o json] [selection flags]",
+		usage: "([--kubeconfig K] [--parallelism N] | --against-profile P | --against-feature-set S | --against-payload DIR)... [--summary | -o text|json|yaml] [selection flags]",
 		long: `Compares two sets of objects object by object and prints a unified diff per
 object to create, change or delete, with headers a/<group>/<Kind>/<namespace>/<name>
 and b/... ("core" for the legacy group, no namespace for cluster-scoped
@@ -33,8 +33,11 @@ the selection the selection flags describe ("a") against the same with the
 to delete. Status is kept: payload manifests such as ClusterOperators carry
 the versions to wait for.
 
-Live, with --kubeconfig (or any other cluster flag: --context, --server, ...):
-what 'payload-apply apply' would change on the cluster, with the same flags.
+Live, without --against-* flags: what 'payload-apply apply' would change on
+the cluster, with the same flags, as kubectl diff. The cluster is found as
+kubectl finds it: --kubeconfig (or the other cluster flags: --context,
+--server, ...), else KUBECONFIG, else ~/.kube/config, else the in-cluster
+configuration.
 Every object of the plan is read (--parallelism requests at once): several
 objects of one resource by one LIST (across namespaces when they span
 several), bounded to a few times the objects wanted, else one GET each;
@@ -68,8 +71,10 @@ creationTimestamp) are dropped and Secret data is always masked ("***",
 are never logged with their bodies, whatever -v says.
 Colour is used only when stdout is a terminal (and NO_COLOR is unset).
 
-A cluster that cannot be reached, or that refuses the credentials, fails at
-once with one error; reads the user may not do fail object by object.
+No cluster configured, a cluster that cannot be reached, or that refuses
+the credentials, fails at once with one error; reads the user may not do
+fail object by object. -o json (or yaml) prints the objects and the summary
+as data.
 
 Exit codes: 0 no differences, 1 differences, 2 error (including usage
 errors, and objects that could not be compared), as kubectl diff.`,
@@ -79,7 +84,7 @@ errors, and objects that could not be compared), as kubectl diff.`,
 			fs.StringVar(&o.againstFeatureSet, "against-feature-set", "", "compare with this feature set (offline)")
 			fs.StringVar(&o.againstPayload, "against-payload", "", "compare with this payload: a directory, an image file or a registry reference (offline)")
 			fs.BoolVar(&o.summary, "summary", false, "print only the summary line")
-			fs.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
+			o.output = addOutputFlag(fs, formatText, formatJSON, formatYAML)
 			fs.IntVar(&o.parallelism, "parallelism", resourceapply.DefaultDiffOptions().Parallelism, "objects read and dry-run at once (live)")
 			o.kube.addFlags(fs)
 			o.selection.addFlags(fs)
@@ -96,7 +101,7 @@ type diffOptions struct {
 	againstFeatureSet string
 	againstPayload    string
 	summary           bool
-	output            string
+	output            *outputFlag
 
 	// live is set when a cluster flag was given: compare with the cluster.
 	live bool
@@ -110,9 +115,15 @@ func (o *diffOptions) Complete(ctx context.Context, args []string, s IOStreams) 
 	}
 	o.b = o.a
 	if o.againstProfile != "" {
+		if err := checkProfile("--against-profile", o.againstProfile, o.a.Profiles); err != nil {
+			return err
+		}
 		o.b.Profile = o.againstProfile
 	}
 	if o.againstFeatureSet != "" {
+		if err := checkFeatureSet("--against-feature-set", o.againstFeatureSet); err != nil {
+			return err
+		}
 		o.b.FeatureSet = o.againstFeatureSet
 	}
 	if o.againstPayload != "" {
@@ -144,21 +155,16 @@ func (o *diffOptions) Validate() error {
 	switch {
 	case len(cluster) > 0 && len(against) > 0:
 		return usageErrorf("%s and %s exclude each other: compare with a cluster or offline", cluster[0], against[0])
-	case len(cluster) == 0 && len(against) == 0:
-		return usageErrorf("say what to compare with: --kubeconfig for a cluster, or --against-profile, --against-feature-set or --against-payload")
-	case len(cluster) == 0 && o.selection.fs.Changed("parallelism"):
-		return usageErrorf("--parallelism is for diff with a cluster (--kubeconfig)")
+	case len(against) > 0 && o.selection.fs.Changed("parallelism"):
+		return usageErrorf("--parallelism is for diff with a cluster (without --against-*)")
 	}
 	if o.parallelism < 1 {
 		return usageErrorf("--parallelism %d: want at least 1", o.parallelism)
 	}
-	if o.output != "text" && o.output != "json" {
-		return usageErrorf("--output %q: want text or json", o.output)
+	if o.summary && o.output.value != formatText {
+		return usageErrorf("--summary and -o %s exclude each other (the %s has the summary)", o.output.value, o.output.value)
 	}
-	if o.summary && o.output == "json" {
-		return usageErrorf("--summary and -o json exclude each other (the JSON has the summary)")
-	}
-	o.live = len(cluster) > 0
+	o.live = len(against) == 0
 	return o.kube.validate()
 }
 
@@ -193,8 +199,10 @@ func (o *diffOptions) write(s IOStreams, r *diff.Result, failures []error) error
 	switch {
 	case o.summary:
 		err = r.WriteSummary(s.Out)
-	case o.output == "json":
+	case o.output.value == formatJSON:
 		err = r.WriteJSON(s.Out)
+	case o.output.value == formatYAML:
+		err = jsonToYAML(s.Out, r.WriteJSON)
 	default:
 		err = r.WriteText(s.Out, useColor(s))
 	}
@@ -230,6 +238,9 @@ func (o *diffOptions) runLive(ctx context.Context, s IOStreams) error {
 	}
 	fail := func(err error) error { return &exitError{Code: exitUsage, Err: err} }
 	cfg, err := o.kube.restConfig(ctx, s)
+	if isNoConfig(err) {
+		return fail(fmt.Errorf("%w; or compare offline: --against-profile, --against-feature-set or --against-payload", err))
+	}
 	if err != nil {
 		return fail(err)
 	}

@@ -25,7 +25,9 @@ func TestDiffLiveUsage(t *testing.T) {
 		{"parallelism offline", []string{"--against-profile", "hypershift", "--parallelism", "4"}, "--parallelism is for diff with a cluster"},
 		{"parallelism below 1", []string{"--kubeconfig", kubeconfig, "--parallelism", "0"}, "--parallelism 0: want at least 1"},
 		{"missing kubeconfig", []string{"--kubeconfig", "/nonexistent/kubeconfig"}, "--kubeconfig: stat /nonexistent/kubeconfig"},
-		{"nothing to compare", nil, "say what to compare with: --kubeconfig for a cluster, or --against-profile"},
+		{"nothing to compare", nil, "no cluster configured (KUBECONFIG is not set; "},
+		{"unknown against profile", []string{"--against-profile", "nosuch"}, `--against-profile: unknown profile "nosuch"`},
+		{"unknown against feature set", []string{"--against-feature-set", "Nope"}, `--against-feature-set: unknown feature set "Nope"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -12,7 +12,7 @@ func graphCommand() *command {
 	return &command{
 		name:  "graph",
 		short: "Print the task graph: run levels in series, components in parallel",
-		usage: "[--format text|dot|json] [selection flags]",
+		usage: "[-o text|dot|json] [selection flags]",
 		long: `Prints the task graph the apply step walks. Each node holds the files of one
 component at one run level, applied serially; the nodes of a run level run in
 parallel and run levels run in series. A Job is a node of its own that
@@ -28,14 +28,17 @@ require it.
 ahead of this graph (see 'payload-apply help apply'); they keep their place
 here, and a node that reaches one waits for it.
 
---format dot prints Graphviz (dashed red edges are requirements that are not
-ordering edges); --format json prints {"tasks": N, "nodes": [...]}.
+-o dot prints Graphviz (dashed red edges are requirements that are not
+ordering edges); -o json prints {"tasks": N, "nodes": [...]}. --format is
+the deprecated name of -o: it still works, with a warning.
 
 Exit codes: 0 printed, 1 the payload or options are wrong, 2 usage error.`,
 		flags: func(fs *pflag.FlagSet) runner {
 			o := &graphOptions{}
 			o.selection.addFlags(fs)
-			fs.StringVar(&o.format, "format", "text", "output format: text, dot or json")
+			o.output = addOutputFlag(fs, formatText, formatDOT, formatJSON)
+			fs.Var(o.output, "format", "deprecated: use -o/--output")
+			deprecateFlag(fs, "format", "use -o/--output")
 			return o
 		},
 	}
@@ -43,7 +46,7 @@ Exit codes: 0 printed, 1 the payload or options are wrong, 2 usage error.`,
 
 type graphOptions struct {
 	selection selectionFlags
-	format    string
+	output    *outputFlag
 	opts      plan.Options
 }
 
@@ -55,13 +58,7 @@ func (o *graphOptions) Complete(ctx context.Context, args []string, s IOStreams)
 	return err
 }
 
-func (o *graphOptions) Validate() error {
-	switch o.format {
-	case "text", "dot", "json":
-		return nil
-	}
-	return usageErrorf("--format %q: want text, dot or json", o.format)
-}
+func (o *graphOptions) Validate() error { return nil }
 
 func (o *graphOptions) Run(ctx context.Context, s IOStreams) error {
 	p, err := plan.Build(ctx, o.opts)
@@ -69,11 +66,11 @@ func (o *graphOptions) Run(ctx context.Context, s IOStreams) error {
 		return err
 	}
 	logPlan(ctx, p)
-	printFindings(s, p.Findings)
-	switch o.format {
-	case "dot":
+	printFindings(ctx, s, p.Findings)
+	switch o.output.value {
+	case formatDOT:
 		return p.Graph.WriteDOT(s.Out)
-	case "json":
+	case formatJSON:
 		return p.Graph.WriteJSON(s.Out)
 	}
 	return p.Graph.WriteText(s.Out)

@@ -2,15 +2,23 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
-	"github.com/payload-apply/payload-apply/clustersync"
 	"github.com/spf13/pflag"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apiversion "k8s.io/apimachinery/pkg/version"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/payload-apply/payload-apply/clustersync"
+	"github.com/payload-apply/payload-apply/lib/resourceapply"
 )
 
 // Client rate limits for bulk apply: a payload is hundreds of objects, each
@@ -52,7 +60,7 @@ func (k *kubeFlags) addFlags(fs *pflag.FlagSet) {
 	}()
 	k.rules = clientcmd.NewDefaultClientConfigLoadingRules()
 	k.overrides = &clientcmd.ConfigOverrides{}
-	fs.StringVar(&k.rules.ExplicitPath, clientcmd.RecommendedConfigPathFlag, "", "path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)")
+	fs.StringVar(&k.rules.ExplicitPath, clientcmd.RecommendedConfigPathFlag, "", "path to the kubeconfig file (default, as kubectl: the files $KUBECONFIG lists, else ~/.kube/config, else the in-cluster configuration)")
 	names := clientcmd.RecommendedConfigOverrideFlags("")
 	// Objects name their own namespaces.
 	names.ContextOverrideFlags.Namespace = clientcmd.FlagInfo{}
@@ -89,16 +97,27 @@ func (k *kubeFlags) validate() error {
 	return nil
 }
 
-// restConfig loads the client configuration. TLS verification of the API
-// server's certificate stays on unless --insecure-skip-tls-verify or the
-// kubeconfig's cluster (insecure-skip-tls-verify: true) turns it off, as
-// for kubectl; then a warning goes to stderr. The credentials it holds are
-// added to the run's secrets, never to be printed.
+// restConfig loads the client configuration exactly as kubectl does (the
+// same clientcmd loader): --kubeconfig, else the files KUBECONFIG lists
+// (merged), else ~/.kube/config; when these give no cluster, the
+// in-cluster configuration of a pod. The other cluster flags (--context,
+// --server, --token, ...) override it. With none
+// of these the error says what to do (isNoConfig); a configuration that
+// is wrong is a clusterError too (exit 2).
+//
+// TLS verification of the API server's certificate stays on unless
+// --insecure-skip-tls-verify or the kubeconfig's cluster
+// (insecure-skip-tls-verify: true) turns it off, as for kubectl; then a
+// warning goes to stderr. The credentials it holds are added to the run's
+// secrets, never to be printed.
 func (k *kubeFlags) restConfig(ctx context.Context, s IOStreams) (*rest.Config, error) {
 	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(k.rules, k.overrides)
 	cfg, err := cc.ClientConfig()
+	if clientcmd.IsEmptyConfig(err) {
+		return nil, clusterError{noConfigError{env: os.Getenv(clientcmd.RecommendedConfigPathEnvVar), home: clientcmd.RecommendedHomeFile}}
+	}
 	if err != nil {
-		return nil, fmt.Errorf("kubeconfig: %w", err)
+		return nil, clusterError{fmt.Errorf("kubeconfig: %w", err)}
 	}
 	clustersync.AddCredentials(secretsOf(ctx), cfg)
 	if cfg.Insecure {
@@ -156,4 +175,88 @@ func setHTTP2HealthCheck(requestTimeout time.Duration, getenv func(string) strin
 			_ = setenv(name, strconv.Itoa(secs))
 		}
 	}
+}
+
+// noConfigError says that no cluster is configured, and what was looked
+// at, instead of client-go's "try setting KUBERNETES_MASTER".
+type noConfigError struct {
+	env  string // KUBECONFIG
+	home string // ~/.kube/config
+}
+
+func (e noConfigError) Error() string {
+	var looked []string
+	switch _, err := os.Stat(e.home); {
+	case e.env != "":
+		looked = append(looked, fmt.Sprintf("KUBECONFIG=%s names no kubeconfig with a cluster", e.env))
+	case err != nil:
+		looked = append(looked, "KUBECONFIG is not set", e.home+" does not exist")
+	default:
+		looked = append(looked, "KUBECONFIG is not set", e.home+" names no current cluster")
+	}
+	looked = append(looked, "not in a pod")
+	return fmt.Sprintf("no cluster configured (%s): pass --kubeconfig FILE (or --server URL), set KUBECONFIG, or write %s",
+		strings.Join(looked, "; "), e.home)
+}
+
+// isNoConfig reports whether err says no cluster is configured at all.
+func isNoConfig(err error) bool {
+	var nc noConfigError
+	return errors.As(err, &nc)
+}
+
+// checkReachable asks the server its version (GET /version) and returns a
+// clusterError when no answer came at all (connection refused, no route,
+// a name that does not resolve, a dial that timed out) or when the
+// certificate or the credentials are refused: the command ends at once
+// with exit code 2 instead of retrying every request for minutes. An
+// answer with an error status (a server starting, 429, 5xx) is left to the
+// retries of the requests that follow.
+func checkReachable(cfg *rest.Config) (*apiversion.Info, error) {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, clusterError{fmt.Errorf("client: %w", err)}
+	}
+	v, err := dc.ServerVersion()
+	if err == nil {
+		return v, nil
+	}
+	var status apierrors.APIStatus
+	switch r := resourceapply.Classify(err); {
+	case r == resourceapply.ReasonCertificate || r == resourceapply.ReasonUnauthorized:
+		return nil, connectionError(cfg.Host, err)
+	case errors.As(err, &status):
+		return nil, nil
+	}
+	return nil, connectionError(cfg.Host, err)
+}
+
+// connectionError says that the server at host could not be reached, or
+// refused the certificate or credentials, with what to do; exit code 2.
+func connectionError(host string, err error) error {
+	switch r := resourceapply.Classify(err); r {
+	case resourceapply.ReasonCertificate, resourceapply.ReasonUnauthorized:
+		return clusterError{clustersync.ExplainConnection(fmt.Errorf("connecting to the API server %s: %s: %w", host, r.Text(), err))}
+	}
+	// "Get "https://h/version?timeout=30s": dial tcp: ..." says less than
+	// the network error alone.
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return clusterError{fmt.Errorf("cannot reach the cluster at %s: %w", host, err)}
+}
+
+// clusterFailure marks an error of clustersync.Start as exit code 2 when
+// it is about the way to the cluster (unreachable, certificate,
+// credentials refused or lacking a permission), not the payload.
+func clusterFailure(err error) error {
+	if err == nil {
+		return nil
+	}
+	switch resourceapply.ReasonOf(err) {
+	case resourceapply.ReasonUnavailable, resourceapply.ReasonCertificate, resourceapply.ReasonUnauthorized, resourceapply.ReasonForbidden:
+		return clusterError{err}
+	}
+	return err
 }

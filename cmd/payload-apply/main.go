@@ -28,6 +28,11 @@ func main() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(gcPercent)
 	}
+	// A write to a stdout whose reader went away fails with EPIPE instead
+	// of killing the process half-way (guardedWriter ends the run cleanly).
+	// Notify, not Ignore: an ignored SIGPIPE would be inherited by the
+	// processes started.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr})
 	stop()

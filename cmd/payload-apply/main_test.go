@@ -8,8 +8,26 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
+
 	"github.com/payload-apply/payload-apply/internal/golden"
 )
+
+// TestMain makes the tests independent of the machine's cluster
+// configuration: no KUBECONFIG, a HOME without ~/.kube, not in a pod.
+func TestMain(m *testing.M) {
+	home, err := os.MkdirTemp("", "payload-apply-cmd-home-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("HOME", home)
+	for _, env := range []string{"KUBECONFIG", "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT"} {
+		os.Unsetenv(env)
+	}
+	code := m.Run()
+	os.RemoveAll(home)
+	os.Exit(code)
+}
 
 // runCLI runs the command line in-process and returns stdout, stderr and the exit code.
 func runCLI(t testing.TB, args ...string) (string, string, int) {
@@ -47,7 +65,7 @@ func TestGoldenEmbedded(t *testing.T) {
 
 func TestRenderOutputDir(t *testing.T) {
 	dir := t.TempDir()
-	_, errOut, code := runCLI(t, "render", "-o", dir, "--feature-set", "TechPreviewNoUpgrade")
+	_, errOut, code := runCLI(t, "render", "--output-dir", dir, "--feature-set", "TechPreviewNoUpgrade")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -77,12 +95,19 @@ func TestUsageErrors(t *testing.T) {
 		{"unknown command", []string{"frobnicate"}, `unknown command "frobnicate"`, 2},
 		{"unknown flag", []string{"render", "--nope"}, "unknown flag: --nope", 2},
 		{"exclusive flags", []string{"render", "--list", "--explain"}, "exclude each other", 2},
-		{"bad format", []string{"graph", "--format", "svg"}, `--format "svg": want text, dot or json`, 2},
+		{"bad format", []string{"graph", "-o", "svg"}, `invalid argument "svg" for "-o, --output" flag: want text, dot, json`, 2},
+		{"deprecated format flag, bad value", []string{"graph", "--format", "svg"}, `invalid argument "svg" for "--format" flag: want text, dot, json`, 2},
 		{"missing payload", []string{"render", "--payload", "/nonexistent"}, "--payload: stat /nonexistent", 2},
-		{"unknown profile", []string{"render", "--profile", "edge"}, `unknown profile "edge" (known: hypershift, ibm-cloud-managed, self-managed-high-availability, single-node-developer)`, 1},
-		{"unknown feature set", []string{"render", "--feature-set", "Preview"}, `unknown feature set "Preview"`, 1},
-		{"unknown feature gate", []string{"render", "--feature-gates", "NoSuchGate"}, `unknown feature gate "NoSuchGate"`, 1},
-		{"unknown capability set", []string{"render", "--baseline-capability-set", "v9"}, `unknown baseline capability set "v9"`, 1},
+		{"unknown profile", []string{"render", "--profile", "edge"}, `--profile: unknown profile "edge" (known: hypershift, ibm-cloud-managed, self-managed-high-availability, single-node-developer)`, 2},
+		{"unknown feature set", []string{"render", "--feature-set", "Preview"}, `--feature-set: unknown feature set "Preview"`, 2},
+		{"unknown feature gate", []string{"render", "--feature-gates", "NoSuchGate"}, `--feature-gates: unknown feature gate "NoSuchGate"`, 2},
+		{"unknown capability set", []string{"render", "--baseline-capability-set", "v9"}, `unknown baseline capability set "v9"`, 2},
+		{"render -o a directory", []string{"render", "-o", "out"}, `invalid argument "out" for "-o, --output" flag: want yaml, json, name; -o is a format: to write files under a directory, use --output-dir DIR`, 2},
+		{"clean without a directory", []string{"render", "--clean"}, "--clean is for --output-dir", 2},
+		{"two modes", []string{"render", "-o", "json", "--list"}, "--list and -o exclude each other", 2},
+		{"global flag before the command", []string{"-v", "1", "frobnicate"}, `unknown command "frobnicate"`, 2},
+		{"a typo", []string{"rendr"}, `unknown command "rendr" (did you mean render?)`, 2},
+		{"help for an unknown command", []string{"help", "frobnicate"}, `unknown command "frobnicate"`, 2},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -104,10 +129,13 @@ func TestHelp(t *testing.T) {
 			t.Errorf("help lacks command %s:\n%s", c.name, out)
 		}
 		cmdOut, _, code := runCLI(t, c.name, "--help")
-		// profiles takes no payload; info, sign and verify take one as their argument.
-		argument := map[string]bool{"profiles": true, "info": true, "sign": true, "verify": true}[c.name]
-		if code != 0 || !strings.Contains(cmdOut, "Exit codes:") || !strings.Contains(cmdOut, "--payload") && !argument {
+		if code != 0 || !strings.Contains(cmdOut, "Exit codes:") || !strings.Contains(cmdOut, "Global flags:") {
 			t.Errorf("%s --help (exit %d) lacks exit codes or flags:\n%s", c.name, code, cmdOut)
+		}
+		fs := pflag.NewFlagSet(c.name, pflag.ContinueOnError)
+		c.flags(fs)
+		if f := fs.Lookup("output"); f != nil && f.Value.Type() != "format" {
+			t.Errorf("%s: -o/--output is not a format (an outputFlag): %s", c.name, f.Value.Type())
 		}
 	}
 }
@@ -183,7 +211,7 @@ func TestDiffExitCodes(t *testing.T) {
 	if _, errOut, code := runCLI(t, "diff", "--against-profile", "edge"); code != 2 || !strings.Contains(errOut, `unknown profile "edge"`) {
 		t.Errorf("bad profile: exit %d %s", code, errOut)
 	}
-	if _, errOut, code := runCLI(t, "diff"); code != 2 || !strings.Contains(errOut, "say what to compare with") {
+	if _, errOut, code := runCLI(t, "diff"); code != 2 || !strings.Contains(errOut, "no cluster configured") || !strings.Contains(errOut, "or compare offline: --against-profile") {
 		t.Errorf("nothing to compare: exit %d %s", code, errOut)
 	}
 }

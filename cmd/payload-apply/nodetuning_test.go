@@ -33,7 +33,7 @@ func TestRenderNodeTuning(t *testing.T) {
 
 func TestRenderNodeTuningOutputDir(t *testing.T) {
 	dir := t.TempDir()
-	_, errOut, code := runCLI(t, "render", "-o", dir, "--profile", "hypershift", "--extra-manifests", "testdata/extra-nodetuning/hosted")
+	_, errOut, code := runCLI(t, "render", "--output-dir", dir, "--profile", "hypershift", "--extra-manifests", "testdata/extra-nodetuning/hosted")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}

@@ -21,7 +21,7 @@ func profilesCommand() *command {
 	return &command{
 		name:  "profiles",
 		short: "List the cluster profiles, or show one merged with its parents",
-		usage: "[show NAME] [--profiles-dir DIR] [--overlays-dir DIR]",
+		usage: "[show NAME] [-o text|name|json|yaml] [--profiles-dir DIR] [--overlays-dir DIR]",
 		long: `Without arguments, lists the known profiles (built in, and those of
 --profiles-dir) as NAME, PARENT ("-" for none) and FILE, sorted by name.
 ` + profiles.Default + ` is the default profile.
@@ -30,6 +30,9 @@ func profilesCommand() *command {
 ClusterProfile definition, defaults filled in, followed by YAML comments that
 say which file set each field ("default" when none did) and where each of its
 overlays is found, in the order they apply (the root profile's first).
+
+-o name prints the names only; -o json and -o yaml print the definitions
+(with "show", the merged definition alone).
 
 A profile file is apiVersion payload-apply/v1alpha1, kind ClusterProfile;
 spec.parent names its parent. Children inherit everything: maps and the
@@ -42,8 +45,18 @@ Exit codes: 0 printed, 1 a profile or overlay is wrong (each problem on its
 own line, naming the file), 2 usage error (unknown profile, bad arguments).`,
 		flags: func(fs *pflag.FlagSet) runner {
 			o := &profilesOptions{}
+			o.output = addOutputFlag(fs, formatText, formatName, formatJSON, formatYAML)
 			addProfileDirFlags(fs, &o.profilesDir, &o.overlaysDir)
 			return o
+		},
+		args: func(args []string) []string {
+			switch len(args) {
+			case 0:
+				return []string{"show"}
+			case 1:
+				return flagValues("profile")
+			}
+			return nil
 		},
 	}
 }
@@ -52,6 +65,7 @@ type profilesOptions struct {
 	profilesDir string
 	overlaysDir string
 	show        string
+	output      *outputFlag
 
 	set     *profiles.Set
 	sources []overlay.Source
@@ -93,6 +107,21 @@ func (o *profilesOptions) Run(ctx context.Context, s IOStreams) error {
 	if o.show != "" {
 		return o.runShow(s)
 	}
+	switch o.output.value {
+	case formatName:
+		_, err := fmt.Fprintln(s.Out, strings.Join(o.set.Names(), "\n"))
+		return err
+	case formatJSON, formatYAML:
+		defs := []any{}
+		for _, name := range o.set.Names() {
+			d, err := o.set.Definition(name)
+			if err != nil {
+				return err
+			}
+			defs = append(defs, d)
+		}
+		return printData(s.Out, o.output.value, map[string]any{"apiVersion": "v1", "kind": "List", "items": defs})
+	}
 	tw := tabwriter.NewWriter(s.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tPARENT\tFILE")
 	for _, name := range o.set.Names() {
@@ -113,6 +142,13 @@ func (o *profilesOptions) runShow(s IOStreams) error {
 	p, err := o.set.Profile(o.show)
 	if err != nil {
 		return err
+	}
+	switch o.output.value {
+	case formatName:
+		_, err := fmt.Fprintln(s.Out, p.Name)
+		return err
+	case formatJSON, formatYAML:
+		return printData(s.Out, o.output.value, p.Merged())
 	}
 	data, err := yaml.Marshal(p.Merged())
 	if err != nil {

@@ -124,7 +124,7 @@ spec: {parent: hypershift, hypershift: false}
 	}, {
 		name:     "render an unknown profile",
 		args:     []string{"render", "--profile", "crc"},
-		wantCode: 1,
+		wantCode: 2,
 		wantErr:  `error: --profile: unknown profile "crc" (known: hypershift, ibm-cloud-managed, self-managed-high-availability, single-node-developer)`,
 	}, {
 		name: "validate a broken overlay",
@@ -134,7 +134,7 @@ spec: {parent: hypershift, hypershift: false}
 			"overlays/crc/kustomization.yaml": "resources: [../../secrets.yaml]\n",
 		},
 		wantCode: 1,
-		wantErr:  "1 errors, 0 warnings",
+		wantErr:  "1 error, 0 warnings",
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -16,18 +17,22 @@ import (
 // methods are safe for concurrent use.
 type progress interface {
 	clustersync.Sink
-	// summary reports the end of the apply; errs are its errors, a line
-	// each. An interrupted apply also says, on stderr in either format,
-	// what it did and what is left.
-	summary(r *clustersync.ApplyReport, elapsed time.Duration, errs []string)
+	// summary reports the end of the apply: on stderr in either format
+	// its failures grouped by reason, what was skipped and why, how the
+	// wait ended (writeEnd); the text format then its summary line, last,
+	// and the JSON format its summary event. An interrupted apply also
+	// says, on stderr in either format, what it did and what is left.
+	summary(r *clustersync.ApplyReport, elapsed time.Duration)
 }
 
-// newProgress returns the printer of apply's -o format.
-func newProgress(s IOStreams, jsonOut bool) progress {
+// newProgress returns the printer of apply's -o format. ctx is the run's:
+// its path aliases map the files errors name back to the user's, and its
+// cause says what interrupted it.
+func newProgress(ctx context.Context, s IOStreams, jsonOut bool) progress {
 	if jsonOut {
-		return newJSONProgress(s)
+		return newJSONProgress(ctx, s)
 	}
-	return newTextProgress(s)
+	return newTextProgress(ctx, s)
 }
 
 func percent(done, total int) int {
@@ -59,9 +64,14 @@ func printInterrupted(w io.Writer, r *clustersync.ApplyReport) {
 	}
 }
 
-// interruptMessage is what an apply says when interrupted.
-func interruptMessage(e clustersync.Interrupting) string {
-	return fmt.Sprintf("interrupted: starting nothing new; waiting up to %s for %d objects in flight (interrupt again to stop now)", e.Grace, e.InFlight)
+// interruptMessage is what an apply says when interrupted; cause is the
+// run's context's.
+func interruptMessage(e clustersync.Interrupting, cause error) string {
+	what := "interrupted"
+	if cause == errStdoutClosed {
+		what = "stdout closed by its reader: stopping as on an interrupt"
+	}
+	return fmt.Sprintf("%s: starting nothing new; waiting up to %s for %s in flight (interrupt again to stop now)", what, e.Grace, clustersync.Plural(e.InFlight, "object"))
 }
 
 // stepLine prints "step NAME: configured (1 write)", "step NAME: failed: ERR".

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,26 +14,36 @@ import (
 )
 
 // jsonProgress writes an apply as a stream of JSON events on stdout, one
-// object a line, for pipelines; the interrupt report also goes to stderr.
+// object a line, for pipelines (docs/cli.md, "apply -o json"); the
+// failures grouped by reason and the interrupt report also go to stderr.
 type jsonProgress struct {
 	mu     sync.Mutex
 	enc    *json.Encoder
 	errOut io.Writer
 	now    func() time.Time
+	ctx    context.Context
 
 	total int // tasks: objects and steps
 	done  int
 }
 
-func newJSONProgress(s IOStreams) *jsonProgress {
-	return &jsonProgress{enc: json.NewEncoder(s.Out), errOut: s.ErrOut, now: time.Now}
+func newJSONProgress(ctx context.Context, s IOStreams) *jsonProgress {
+	return &jsonProgress{enc: json.NewEncoder(s.Out), errOut: s.ErrOut, now: time.Now, ctx: ctx}
 }
 
+// eventSchemaVersion is the version of the -o json event schema, in every
+// event as "schemaVersion": it changes when a field changes meaning or
+// goes away (new fields and events do not change it), and
+// docs/apply-events.schema.json describes it.
+const eventSchemaVersion = 1
+
 // jsonEvent is one line of the -o json stream. Field names are part of the
-// CLI contract.
+// CLI contract (docs/apply-events.schema.json; TestEventSchema keeps the
+// two the same).
 type jsonEvent struct {
-	Time  string `json:"time"`
-	Event string `json:"event"`
+	SchemaVersion int    `json:"schemaVersion"`
+	Time          string `json:"time"`
+	Event         string `json:"event"`
 
 	// task
 	Index      int    `json:"index,omitempty"`
@@ -63,6 +74,10 @@ type jsonEvent struct {
 	// wait
 	Ready   *int          `json:"ready,omitempty"`
 	Pending []jsonPending `json:"pending,omitempty"`
+	// Elapsed is the time since the wait started; Deadline when it gives
+	// up (RFC 3339).
+	Elapsed  string `json:"elapsed,omitempty"`
+	Deadline string `json:"deadline,omitempty"`
 
 	// summary
 	Success *bool `json:"success,omitempty"`
@@ -77,6 +92,23 @@ type jsonEvent struct {
 	StepChanges map[string]int `json:"stepChanges,omitempty"`
 	Requests    *jsonRequests  `json:"requests,omitempty"`
 	Errors      []string       `json:"errors,omitempty"`
+	// ErrorsByReason counts the errors by reason; Skipped counts the
+	// objects skipped on purpose by why; Wait is how the wait ended.
+	ErrorsByReason map[string]int `json:"errorsByReason,omitempty"`
+	Skipped        map[string]int `json:"skipped,omitempty"`
+	Wait           *jsonWait      `json:"wait,omitempty"`
+}
+
+// jsonWait is how the wait after the graph ended.
+type jsonWait struct {
+	// Skipped: not started, objects had failed; EndedAtFailure: ended at
+	// an object's failure without waiting for the Pending others.
+	Skipped        bool   `json:"skipped,omitempty"`
+	EndedAtFailure bool   `json:"endedAtFailure,omitempty"`
+	Ready          int    `json:"ready"`
+	Total          int    `json:"total"`
+	Pending        int    `json:"pending"`
+	Elapsed        string `json:"elapsed"`
 }
 
 // fail marks e as the event of a failure: the action Failed, err's
@@ -93,6 +125,7 @@ func (e *jsonEvent) fail(err error) {
 type jsonPending struct {
 	Object  string `json:"object"`
 	Message string `json:"message"`
+	Reason  string `json:"reason,omitempty"`
 }
 
 type jsonRequests struct {
@@ -106,12 +139,15 @@ func intp(i int) *int { return &i }
 func pendingJSON(ps []resourceapply.Pending) []jsonPending {
 	var out []jsonPending
 	for _, pe := range ps {
-		out = append(out, jsonPending{Object: pe.Object.String(), Message: pe.Message})
+		out = append(out, jsonPending{Object: pe.Object.String(), Message: pe.Message, Reason: pe.Reason})
 	}
 	return out
 }
 
+// emit writes one event. A stdout whose reader went away takes no more
+// (guardedWriter drops them, and the run stops as on an interrupt).
 func (p *jsonProgress) emit(e jsonEvent) {
+	e.SchemaVersion = eventSchemaVersion
 	e.Time = p.now().UTC().Format(time.RFC3339Nano)
 	_ = p.enc.Encode(e)
 }
@@ -124,7 +160,7 @@ func (p *jsonProgress) Event(e clustersync.Event) {
 	case clustersync.Planned:
 		p.total = e.Tasks
 	case clustersync.Warning:
-		p.emit(jsonEvent{Event: "warning", Message: e.Text})
+		p.emit(jsonEvent{Event: "warning", Message: e.Text, Kind: e.Object.Kind, Namespace: e.Object.Namespace, Name: e.Object.Name})
 	case clustersync.StageStarted:
 		p.emit(jsonEvent{Event: "stage", Message: "started", Total: e.Total})
 	case clustersync.StageDone:
@@ -143,11 +179,18 @@ func (p *jsonProgress) Event(e clustersync.Event) {
 		}
 		p.emit(je)
 	case clustersync.Waiting:
-		p.emit(jsonEvent{Event: "wait", Message: e.What, Ready: intp(e.Progress.Ready), Total: e.Progress.Total, Pending: pendingJSON(e.Progress.Pending)})
+		je := jsonEvent{Event: "wait", Message: e.What, Ready: intp(e.Progress.Ready), Total: e.Progress.Total, Pending: pendingJSON(e.Progress.Pending)}
+		if e.Elapsed > 0 {
+			je.Elapsed = e.Elapsed.Round(time.Millisecond).String()
+		}
+		if !e.Deadline.IsZero() {
+			je.Deadline = e.Deadline.UTC().Format(time.RFC3339)
+		}
+		p.emit(je)
 	case clustersync.Slow:
 		p.emit(jsonEvent{Event: "slow", Total: len(e.Pending), Pending: pendingJSON(e.Pending)})
 	case clustersync.Interrupting:
-		msg := interruptMessage(e)
+		msg := interruptMessage(e, context.Cause(p.ctx))
 		p.emit(jsonEvent{Event: "interrupt", Message: msg, Done: intp(p.done), Total: p.total})
 		fmt.Fprintln(p.errOut, msg)
 	}
@@ -176,10 +219,22 @@ func taskEvent(e clustersync.TaskDone) jsonEvent {
 	return je
 }
 
-func (p *jsonProgress) summary(r *clustersync.ApplyReport, elapsed time.Duration, errs []string) {
+func (p *jsonProgress) summary(r *clustersync.ApplyReport, elapsed time.Duration) {
 	reads, writes := readsWrites(r.Requests)
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	paths := pathsOf(p.ctx)
+	groups := groupFailures(r.Errors, paths)
+	var errs []string
+	byReason := map[string]int{}
+	for _, g := range groups {
+		errs = append(errs, g.lines...)
+		byReason[g.reason] = len(g.lines)
+	}
+	skips := map[string]int{}
+	for _, sk := range skipped(r.Objects) {
+		skips[sk.why] = sk.n
+	}
 	count := func(cs *resourceapply.ChangeSet) map[string]int {
 		counts := map[string]int{}
 		for _, c := range cs.Entries {
@@ -190,9 +245,20 @@ func (p *jsonProgress) summary(r *clustersync.ApplyReport, elapsed time.Duration
 	ok := r.OK()
 	e := jsonEvent{Event: "summary", Success: &ok, Duration: elapsed.Round(time.Millisecond).String(), Changes: count(r.Objects),
 		StepChanges: count(r.Steps), Done: intp(p.done), Total: p.total, Requests: &jsonRequests{Reads: reads, Writes: writes, ByVerb: r.Requests}, Errors: errs}
+	if len(byReason) > 0 {
+		e.ErrorsByReason = byReason
+	}
+	if len(skips) > 0 {
+		e.Skipped = skips
+	}
+	if w := r.Wait; w != nil {
+		e.Wait = &jsonWait{Skipped: w.Skipped, EndedAtFailure: w.EndedAtFailure, Ready: w.Last.Ready, Total: w.Last.Total,
+			Pending: len(w.Last.Pending), Elapsed: w.Elapsed.Round(time.Millisecond).String()}
+	}
 	if c := r.Interrupted; c != nil {
 		e.Interrupted, e.Stopped, e.NotStarted = true, intp(c.Stopped), intp(c.NotStarted)
 	}
 	p.emit(e)
+	writeEnd(p.errOut, r, paths)
 	printInterrupted(p.errOut, r)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -33,10 +34,18 @@ type textProgress struct {
 	// lastWait is the last wait report printed, to print only changes.
 	lastWait     string
 	lastWaitTime time.Time
+	// waiting is the last state of the wait, for the bar.
+	waiting *clustersync.Waiting
+
+	// warned counts the objects each warning text came with, in order.
+	warned     map[string]int
+	warnedText []string
+
+	ctx context.Context
 }
 
-func newTextProgress(s IOStreams) *textProgress {
-	p := &textProgress{errOut: s.ErrOut, now: time.Now}
+func newTextProgress(ctx context.Context, s IOStreams) *textProgress {
+	p := &textProgress{errOut: s.ErrOut, now: time.Now, warned: map[string]int{}, ctx: ctx}
 	if f, ok := osFile(s.ErrOut); ok && term.IsTerminal(int(f.Fd())) {
 		p.tty = true
 	}
@@ -67,6 +76,17 @@ func (p *textProgress) drawBar(force bool) {
 	}
 	p.lastBar = now
 	const width = 30
+	if w := p.waiting; w != nil && w.Progress.Total > 0 {
+		filled := width * w.Progress.Ready / w.Progress.Total
+		bar := strings.Repeat("#", filled) + strings.Repeat("-", width-filled)
+		left := ""
+		if !w.Deadline.IsZero() {
+			left = fmt.Sprintf(", %s left", w.Deadline.Sub(now).Round(time.Second))
+		}
+		fmt.Fprintf(p.errOut, "\r\033[K[%s] waiting %s%s: %d/%d ready", bar, w.Elapsed.Round(time.Second), left, w.Progress.Ready, w.Progress.Total)
+		p.barShown = true
+		return
+	}
 	filled := width * p.done / p.total
 	bar := strings.Repeat("#", filled) + strings.Repeat("-", width-filled)
 	fmt.Fprintf(p.errOut, "\r\033[K[%s] %d/%d %d%% %s", bar, p.done, p.total, 100*p.done/p.total, p.level)
@@ -81,9 +101,9 @@ func (p *textProgress) Event(e clustersync.Event) {
 	case clustersync.Planned:
 		p.total, p.steps = e.Tasks, e.Steps
 	case clustersync.Warning:
-		p.line("warning: %s", e.Text)
+		p.warn(e)
 	case clustersync.StageStarted:
-		p.line("stage: %d CustomResourceDefinitions and Namespaces first", e.Total)
+		p.line("stage: %s first (CustomResourceDefinitions and Namespaces)", clustersync.Plural(e.Total, "object"))
 	case clustersync.StageDone:
 		p.line("stage: done, %d of %d done (%d%%)", p.done, p.total, percent(p.done, p.total))
 	case clustersync.TaskDone:
@@ -107,16 +127,16 @@ func (p *textProgress) Event(e clustersync.Event) {
 		if n := e.Level.Tasks - e.Level.Applied - e.Level.Failed; n > 0 {
 			extra += fmt.Sprintf(", %d not run", n)
 		}
-		p.line("run level %s: %d objects%s; %d of %d done (%d%%)", clustersync.LevelName(e.RunLevel), e.Level.Tasks-e.Level.Steps, extra, e.Done, e.Total, percent(e.Done, e.Total))
+		p.line("run level %s: %s%s; %d of %d done (%d%%)", clustersync.LevelName(e.RunLevel), clustersync.Plural(e.Level.Tasks-e.Level.Steps, "object"), extra, e.Done, e.Total, percent(e.Done, e.Total))
 	case clustersync.StepRerun:
 		change := resourceapply.Change{Action: e.Result.Action, Message: e.Result.Message(), DryRun: e.Result.DryRun}
 		p.line("%s", stepLine(e.Name, change, e.Err, " (run again while waiting)"))
 	case clustersync.Waiting:
 		p.wait(e)
 	case clustersync.Slow:
-		p.line("%s", pendingText(fmt.Sprintf("applying: %d objects for more than %s", len(e.Pending), e.After), e.Pending))
+		p.line("%s", pendingText(fmt.Sprintf("applying: %s for more than %s", clustersync.Plural(len(e.Pending), "object"), e.After), e.Pending))
 	case clustersync.Interrupting:
-		p.line("%s", interruptMessage(e))
+		p.line("%s", interruptMessage(e, context.Cause(p.ctx)))
 	}
 }
 
@@ -135,33 +155,61 @@ func pendingText(head string, pending []resourceapply.Pending) string {
 	return b.String()
 }
 
-// wait prints the state of a wait when it changed, or every 30 s.
-func (p *textProgress) wait(e clustersync.Waiting) {
-	w := e.Progress
-	if len(w.Pending) == 0 {
-		p.line("wait: %s: all %d ready", e.What, w.Total)
+// warn prints a server warning with the object it came with; the same
+// text for more objects is counted, and said once at the end.
+func (p *textProgress) warn(e clustersync.Warning) {
+	n := p.warned[e.Text]
+	p.warned[e.Text] = n + 1
+	switch {
+	case n > 0:
 		return
+	case e.Object.Kind == "":
+		p.line("warning: %s", e.Text)
+	default:
+		p.warnedText = append(p.warnedText, e.Text)
+		p.line("warning: %s: %s", e.Object, e.Text)
 	}
-	text := pendingText(fmt.Sprintf("wait: %s: %d of %d ready; waiting for", e.What, w.Ready, w.Total), w.Pending)
-	if text == p.lastWait && p.now().Sub(p.lastWaitTime) < 30*time.Second {
-		return
-	}
-	p.lastWait, p.lastWaitTime = text, p.now()
-	p.line("%s", text)
 }
 
-func (p *textProgress) summary(r *clustersync.ApplyReport, elapsed time.Duration, _ []string) {
+// wait prints the state of a wait when it changed, or every 30 s: elapsed
+// time, when it gives up, and what is pending grouped by reason.
+func (p *textProgress) wait(e clustersync.Waiting) {
+	w := e.Progress
+	p.waiting = &e
+	if len(w.Pending) == 0 {
+		p.waiting = nil
+		p.line("wait: %s: all %d ready after %s", e.What, w.Total, e.Elapsed.Round(time.Second))
+		return
+	}
+	body := fmt.Sprintf("%d of %d ready; waiting for %d:%s", w.Ready, w.Total, len(w.Pending), pendingGroupsText(w.Pending))
+	if body == p.lastWait && p.now().Sub(p.lastWaitTime) < 30*time.Second {
+		p.drawBar(false)
+		return
+	}
+	p.lastWait, p.lastWaitTime = body, p.now()
+	p.line("%s: %s", waitHead(e, p.now()), body)
+}
+
+func (p *textProgress) summary(r *clustersync.ApplyReport, elapsed time.Duration) {
 	reads, writes := readsWrites(r.Requests)
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.waiting = nil
 	p.clearBar()
+	for _, text := range p.warnedText {
+		if n := p.warned[text]; n > 1 {
+			fmt.Fprintf(p.errOut, "warning: the same for %s: %s\n", clustersync.Plural(n-1, "more object"), text)
+		}
+	}
+	writeEnd(p.errOut, r, pathsOf(p.ctx))
 	changes, steps := r.Objects, r.Steps
 	ran, stepSummary := "", ""
 	if p.steps > 0 {
 		ran = fmt.Sprintf(" and ran %d of %s", len(steps.Entries)-steps.Count(resourceapply.Failed)-steps.Count(resourceapply.Skipped), clustersync.Plural(p.steps, "step"))
 		stepSummary = "; steps: " + steps.Summary()
 	}
-	fmt.Fprintf(p.errOut, "applied %d of %d objects%s in %s: %s%s; %d requests (%d writes)\n",
-		len(changes.Entries)-changes.Count(resourceapply.Failed), p.total-p.steps, ran, elapsed.Round(10*time.Millisecond), changes.Summary(), stepSummary, reads+writes, writes)
+	fmt.Fprintf(p.errOut, "applied %d of %s%s in %s: %s%s; %s (%s)\n",
+		len(changes.Entries)-changes.Count(resourceapply.Failed), clustersync.Plural(p.total-p.steps, "object"), ran, elapsed.Round(10*time.Millisecond),
+		changes.Summary(), stepSummary, clustersync.Plural(int(reads+writes), "request"), clustersync.Plural(int(writes), "write"))
 	printInterrupted(p.errOut, r)
 }

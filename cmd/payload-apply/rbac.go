@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/spf13/pflag"
 	rbacv1 "k8s.io/api/rbac/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/payload-apply/payload-apply/lib/component"
 	"github.com/payload-apply/payload-apply/lib/permissions"
@@ -17,7 +15,7 @@ func rbacCommand() *command {
 	return &command{
 		name:  "rbac",
 		short: "Print the least-privilege ClusterRole that apply and status need for the selection",
-		usage: "[--name N] [selection flags]",
+		usage: "[--name N] [-o yaml|json] [selection flags]",
 		long: `Prints, as YAML, the ClusterRole that 'apply' and 'status' need to apply
 the objects the selection includes (the cluster-profile ConfigMap among
 them) and to read them back. For every kind of the plan:
@@ -50,6 +48,7 @@ Exit codes: 0 printed, 1 the payload or options are wrong, 2 usage error.`,
 		flags: func(fs *pflag.FlagSet) runner {
 			o := &rbacOptions{}
 			fs.StringVar(&o.name, "name", "payload-apply", "name of the ClusterRole")
+			o.output = addOutputFlag(fs, formatYAML, formatJSON)
 			o.selection.addFlags(fs)
 			return o
 		},
@@ -59,6 +58,7 @@ Exit codes: 0 printed, 1 the payload or options are wrong, 2 usage error.`,
 type rbacOptions struct {
 	selection selectionFlags
 	name      string
+	output    *outputFlag
 	opts      plan.Options
 }
 
@@ -82,7 +82,7 @@ func (o *rbacOptions) Run(ctx context.Context, s IOStreams) error {
 		return err
 	}
 	logPlan(ctx, p)
-	printFindings(s, p.Findings)
+	printFindings(ctx, s, p.Findings)
 	objs := p.Unstructured()
 	var steps []rbacv1.PolicyRule
 	for _, st := range p.Steps {
@@ -90,10 +90,5 @@ func (o *rbacOptions) Run(ctx context.Context, s IOStreams) error {
 			steps = append(steps, rs.Rules()...)
 		}
 	}
-	out, err := yaml.Marshal(permissions.ClusterRole(o.name, objs, steps...))
-	if err != nil {
-		return fmt.Errorf("rbac: %w", err)
-	}
-	_, err = s.Out.Write(out)
-	return err
+	return printData(s.Out, o.output.value, permissions.ClusterRole(o.name, objs, steps...))
 }

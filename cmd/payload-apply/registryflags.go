@@ -96,6 +96,12 @@ func (r *registryFlags) openPayload(ctx context.Context, flag, spec string) (fs.
 		st, err := os.Stat(spec)
 		switch {
 		case err == nil && st.IsDir() && !image.IsLayout(spec):
+			if err := payloadSubdir(flag, spec); err != nil {
+				return nil, payloadSource{}, err
+			}
+			if err := hasPayloadDirs(flag, spec); err != nil {
+				return nil, payloadSource{}, err
+			}
 			return rootFS(spec), payloadSource{Spec: spec, Kind: sourceDirectory}, nil
 		case err == nil:
 			fsys, err := image.Load(spec, image.LoadOptions{})

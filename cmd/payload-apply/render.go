@@ -3,10 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"sort"
+	"strings"
 
 	"github.com/spf13/pflag"
 	"k8s.io/klog/v2"
 
+	"github.com/payload-apply/payload-apply/clustersync"
 	"github.com/payload-apply/payload-apply/lib/manifest"
 	"github.com/payload-apply/payload-apply/plan"
 	"github.com/payload-apply/payload-apply/profiles"
@@ -16,12 +20,20 @@ func renderCommand() *command {
 	return &command{
 		name:  "render",
 		short: "Print or write the objects a cluster profile installs, in apply order",
-		usage: "[-o DIR | --list | --explain] [selection flags]",
+		usage: "[-o yaml|json|name | --output-dir DIR [--clean] | --list | --explain] [selection flags]",
 		long: `Loads the payload, selects what the profile, feature set, feature gates and
 capabilities include, applies the kustomize overlays of the profile and its
-ancestors (root first), and prints the objects as YAML in apply order (each
-headed by "# Source: FILE#DOC"), or writes them under DIR with one file per
-source file. An object an overlay changes keeps its source file and run
+ancestors (root first), and prints the objects in apply order: as YAML
+(-o yaml, the default; each headed by "# Source: FILE#DOC"), as one JSON v1
+List (-o json, as kubectl get -o json), or one "kind.group/name" per line
+(-o name, as kubectl -o name). --output-dir DIR writes them under DIR
+instead, one file per source file (manifests/, release-manifests/,
+generated/, extra/ for --extra-manifests, overlays/). DIR must be new or
+empty: a render into a directory with files would leave an earlier
+render's files beside this one's. --clean removes them first, and only
+when everything in DIR is what a render writes (those directories holding
+.yaml, .yml and .json files); anything else is never deleted: the error
+names it. An object an overlay changes keeps its source file and run
 level; an object an overlay adds is filed as overlays/<overlay>/<its file>.
 The ConfigMap openshift-config/cluster-profile (data.profile: the profile in
 effect) is added as generated/0000_<NN>_<component>_99_cluster-profile.yaml,
@@ -43,12 +55,16 @@ the nearest profile of the chain the manifest is annotated for) and the
 overlays that changed it, "excluded" and why, or "deleted" by an overlay;
 then the objects overlays "added" and the "generated" ones.
 
-Exit codes: 0 rendered, 1 the payload or options are wrong (each problem on
-its own line, naming FILE#DOC), 2 usage error.`,
+Exit codes: 0 rendered, 1 the payload is wrong (each problem on its own
+line, naming FILE#DOC), 2 usage error (a flag naming a profile, feature
+set or file that does not exist; --output-dir not empty).`,
 		flags: func(fs *pflag.FlagSet) runner {
 			o := &renderOptions{}
 			o.selection.addFlags(fs)
-			fs.StringVarP(&o.outDir, "output-dir", "o", "", "write one file per source file under this directory instead of printing")
+			o.output = addOutputFlag(fs, formatYAML, formatJSON, formatName)
+			o.output.pathHint = "to write files under a directory, use --output-dir DIR"
+			fs.StringVar(&o.outDir, "output-dir", "", "write one file per source file under this new or empty directory instead of printing")
+			fs.BoolVar(&o.clean, "clean", false, "with --output-dir: remove an earlier render's files from the directory first")
 			fs.BoolVar(&o.list, "list", false, "print one line per object instead of YAML")
 			fs.BoolVar(&o.explain, "explain", false, "print the inclusion decision for every manifest")
 			return o
@@ -58,7 +74,9 @@ its own line, naming FILE#DOC), 2 usage error.`,
 
 type renderOptions struct {
 	selection selectionFlags
+	output    *outputFlag
 	outDir    string
+	clean     bool
 	list      bool
 	explain   bool
 
@@ -74,14 +92,21 @@ func (o *renderOptions) Complete(ctx context.Context, args []string, s IOStreams
 }
 
 func (o *renderOptions) Validate() error {
-	n := 0
-	for _, b := range []bool{o.outDir != "", o.list, o.explain} {
-		if b {
-			n++
+	var modes []string
+	for name, set := range map[string]bool{"-o": o.selection.fs.Changed("output"), "--output-dir": o.outDir != "", "--list": o.list, "--explain": o.explain} {
+		if set {
+			modes = append(modes, name)
 		}
 	}
-	if n > 1 {
-		return usageErrorf("--output-dir, --list and --explain exclude each other")
+	if len(modes) > 1 {
+		sort.Strings(modes)
+		return usageErrorf("%s exclude each other", strings.Join(modes, " and "))
+	}
+	if o.clean && o.outDir == "" {
+		return usageErrorf("--clean is for --output-dir")
+	}
+	if o.outDir != "" {
+		return checkOutputDir(o.outDir, o.clean)
 	}
 	return nil
 }
@@ -92,19 +117,33 @@ func (o *renderOptions) Run(ctx context.Context, s IOStreams) error {
 		return err
 	}
 	logPlan(ctx, p)
-	printFindings(s, p.Findings)
+	printFindings(ctx, s, p.Findings)
 	switch {
 	case o.list:
 		return p.WriteList(s.Out)
 	case o.explain:
 		return p.WriteExplain(s.Out)
 	case o.outDir != "":
+		if o.clean {
+			if err := cleanOutputDir(o.outDir); err != nil {
+				return err
+			}
+		}
 		files, err := p.WriteDir(o.outDir)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(s.ErrOut, "wrote %d objects in %d files under %s\n", len(p.Rendered()), len(files), o.outDir)
+		fmt.Fprintf(s.ErrOut, "wrote %s in %s under %s\n", clustersync.Plural(len(p.Rendered()), "object"), clustersync.Plural(len(files), "file"), o.outDir)
 		return nil
+	case o.output.value == formatJSON:
+		return printJSON(s.Out, objectList(p.Rendered()))
+	case o.output.value == formatName:
+		var b strings.Builder
+		for _, m := range p.Rendered() {
+			b.WriteString(objectName(m) + "\n")
+		}
+		_, err := io.WriteString(s.Out, b.String())
+		return err
 	}
 	return p.WriteYAML(s.Out)
 }
@@ -129,8 +168,9 @@ func logPlan(ctx context.Context, p *plan.Plan) {
 }
 
 // printFindings prints warnings met while planning on stderr.
-func printFindings(s IOStreams, fs []manifest.Finding) {
+func printFindings(ctx context.Context, s IOStreams, fs []manifest.Finding) {
+	paths := pathsOf(ctx)
 	for _, f := range fs {
-		fmt.Fprintf(s.ErrOut, "%s\n", f)
+		fmt.Fprintf(s.ErrOut, "%s\n", paths.real(f.String()))
 	}
 }

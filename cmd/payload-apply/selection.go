@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 
 	configv1 "github.com/openshift/api/config/v1"
 	"github.com/spf13/pflag"
@@ -117,7 +116,15 @@ func (f *selectionFlags) complete(ctx context.Context, args []string) (plan.Opti
 	if len(args) > 0 {
 		return plan.Options{}, usageErrorf("unexpected arguments: %v", args)
 	}
-	return f.options(ctx)
+	if f.extraManifests != "" {
+		// Errors and findings name its files as plan.ExtraDir/NAME.
+		pathsOf(ctx).add(plan.ExtraDir+"/", filepath.Clean(f.extraManifests)+string(filepath.Separator))
+	}
+	opts, err := f.options(ctx)
+	if err != nil {
+		return opts, err
+	}
+	return opts, f.checkNames(opts)
 }
 
 // options turns the flags into plan options; files named by flags are read
@@ -215,13 +222,6 @@ func imageLabels(fsys fs.FS) map[string]string {
 		return map[string]string{}
 	}
 	return nil
-}
-
-func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "devel"
 }
 
 // readFlagFile reads a file named by a flag, refusing one above the

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -18,7 +17,7 @@ func statusCommand() *command {
 	return &command{
 		name:  "status",
 		short: "Show the payload's ClusterOperators and the cluster's aggregate status",
-		usage: "[--kubeconfig K] [-o text|json] [selection flags]",
+		usage: "[--kubeconfig K] [-o text|json|yaml] [selection flags]",
 		long: `Reads every ClusterOperator the selected payload includes from the cluster
 and prints one line per operator (as 'oc get clusteroperators' does), then
 the aggregate status, computed like ClusterVersion's conditions at install
@@ -36,15 +35,20 @@ time:
 The profile is --profile, else the "profile" key of ConfigMap
 openshift-config/cluster-profile when the cluster has it, else the default.
 
--o json prints {"version", "done", "total", "conditions": [...],
-"operators": [...]} instead.
+Without --payload the cluster is compared with the reference payload built
+into the binary, and stderr says so: pass the payload the cluster was
+installed from.
+
+-o json (or -o yaml) prints {"version", "done", "total", "conditions":
+[...], "operators": [...]} instead.
 
 Exit codes: 0 Available=True and Failing not True; 1 not available or
-failing, or the payload or cluster could not be read; 2 usage error, or the
-credentials were refused or lack a permission (forbidden, unauthorized).`,
+failing, or the payload could not be read; 2 usage error, no cluster
+configured, the cluster unreachable, or the credentials refused or lacking
+a permission (forbidden, unauthorized).`,
 		flags: func(fs *pflag.FlagSet) runner {
 			o := &statusOptions{}
-			fs.StringVarP(&o.output, "output", "o", "text", `output format: "text" or "json"`)
+			o.output = addOutputFlag(fs, formatText, formatJSON, formatYAML)
 			o.kube.addFlags(fs)
 			o.selection.addFlags(fs)
 			return o
@@ -55,7 +59,7 @@ credentials were refused or lack a permission (forbidden, unauthorized).`,
 type statusOptions struct {
 	selection selectionFlags
 	kube      kubeFlags
-	output    string
+	output    *outputFlag
 
 	opts plan.Options
 }
@@ -66,13 +70,7 @@ func (o *statusOptions) Complete(ctx context.Context, args []string, s IOStreams
 	return err
 }
 
-func (o *statusOptions) Validate() error {
-	switch o.output {
-	case "text", "json":
-		return o.kube.validate()
-	}
-	return usageErrorf(`--output %q: want "text" or "json"`, o.output)
-}
+func (o *statusOptions) Validate() error { return o.kube.validate() }
 
 // jsonStatus is the -o json shape of status; field names are part of the
 // CLI contract.
@@ -99,29 +97,33 @@ func (o *statusOptions) Run(ctx context.Context, s IOStreams) error {
 	if err != nil {
 		return err
 	}
+	if _, err := checkReachable(cfg); err != nil {
+		return err
+	}
 	sess, err := clustersync.Start(ctx, cfg, clustersync.StartOptions{
 		Connect: clustersync.ConnectOptions{Sink: warningPrinter{s.ErrOut}, Secrets: secretsOf(ctx)},
 		Plan:    o.opts,
 	})
 	if err != nil {
-		return failure(err)
+		return clusterFailure(err)
 	}
 	logPlan(ctx, sess.Plan)
+	if o.opts.Payload == nil && sess.Plan.Payload.Release != nil {
+		fmt.Fprintf(s.ErrOut, "note: comparing with the reference payload built into the binary (%s); pass --payload for the one the cluster was installed from\n", sess.Plan.Payload.Release.Version)
+	}
 	rep, err := clustersync.Status(ctx, sess)
 	if err != nil {
 		return failure(err)
 	}
 	st, ops := rep.Cluster, rep.Operators
-	if o.output == "json" {
+	if o.output.value != formatText {
 		out := jsonStatus{ClusterStatus: st, Operators: []jsonOperator{}}
 		for _, op := range ops {
 			out.Operators = append(out.Operators, jsonOperator{Name: op.Name, Found: op.Found, Ready: op.Ready,
 				Available: string(op.Available), Progressing: string(op.Progressing), Degraded: string(op.Degraded),
 				Versions: op.Versions, Reason: op.Reason, Message: op.Message, Since: op.Since})
 		}
-		enc := json.NewEncoder(s.Out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
+		if err := printData(s.Out, o.output.value, out); err != nil {
 			return err
 		}
 	} else {

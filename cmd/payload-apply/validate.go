@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/payload-apply/payload-apply/clustersync"
 	"github.com/payload-apply/payload-apply/lib/manifest"
 	"github.com/payload-apply/payload-apply/plan"
 )
@@ -14,7 +15,7 @@ func validateCommand() *command {
 	return &command{
 		name:  "validate",
 		short: "Check a payload: parsing, duplicates, annotations, images, ordering",
-		usage: "[selection flags]",
+		usage: "[-o text|json] [selection flags]",
 		long: `Checks every file of the payload and prints one line per problem:
   FILE[#DOC]: error|warning: message
 
@@ -36,10 +37,14 @@ version, which must equal the ImageStream name, and every pull spec
 well-formed. Unused image-references tags are warnings, as for directories:
 real releases carry images no manifest names.
 
+-o json prints {"errors": N, "warnings": N, "findings": [{"file", "doc",
+"severity", "message"}]} instead (doc -1: the whole file).
+
 Exit codes: 0 valid (warnings only), 1 invalid (at least one error), 2 usage
 error or a payload that cannot be read.`,
 		flags: func(fs *pflag.FlagSet) runner {
 			o := &validateOptions{}
+			o.output = addOutputFlag(fs, formatText, formatJSON)
 			o.selection.addFlags(fs)
 			return o
 		},
@@ -48,6 +53,7 @@ error or a payload that cannot be read.`,
 
 type validateOptions struct {
 	selection selectionFlags
+	output    *outputFlag
 	opts      plan.Options
 }
 
@@ -71,17 +77,42 @@ func (o *validateOptions) Run(ctx context.Context, s IOStreams) error {
 		return &exitError{Code: exitUsage, Err: err}
 	}
 	errs, warns := 0, 0
+	paths := pathsOf(ctx)
+	out := validateResult{Findings: []validateFinding{}}
 	for _, f := range findings {
-		fmt.Fprintln(s.Out, f)
+		if o.output.value == formatText {
+			fmt.Fprintln(s.Out, paths.real(f.String()))
+		}
+		out.Findings = append(out.Findings, validateFinding{File: paths.real(f.File), Doc: f.Doc, Severity: string(f.Severity), Message: f.Message})
 		if f.Severity == manifest.SeverityError {
 			errs++
 		} else {
 			warns++
 		}
 	}
-	fmt.Fprintf(s.ErrOut, "%d errors, %d warnings\n", errs, warns)
+	if o.output.value == formatJSON {
+		out.Errors, out.Warnings = errs, warns
+		if err := printJSON(s.Out, out); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(s.ErrOut, "%s, %s\n", clustersync.Plural(errs, "error"), clustersync.Plural(warns, "warning"))
 	if errs > 0 {
 		return &exitError{Code: exitFail}
 	}
 	return nil
+}
+
+// validateResult is validate -o json.
+type validateResult struct {
+	Errors   int               `json:"errors"`
+	Warnings int               `json:"warnings"`
+	Findings []validateFinding `json:"findings"`
+}
+
+type validateFinding struct {
+	File     string `json:"file"`
+	Doc      int    `json:"doc"`
+	Severity string `json:"severity"`
+	Message  string `json:"message"`
 }

@@ -96,7 +96,7 @@ func (m *Manager) apply(ctx context.Context, obj *unstructured.Unstructured, opt
 		return m.Delete(ctx, obj, opts)
 	}
 	id := IDOf(obj)
-	ctx = withWaitNote(withoutBodyLogs(ctx, obj), id, opts.OnWait)
+	ctx = withWaitNote(withoutBodyLogs(WithObject(ctx, id), obj), id, opts.OnWait)
 	change := Change{Object: id, DryRun: opts.DryRun, Action: Failed}
 	mapping, skip, err := m.mapFor(ctx, obj, opts)
 	if err != nil {

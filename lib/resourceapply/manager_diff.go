@@ -84,7 +84,7 @@ type Preview struct {
 // Preview.Err, and the Action is Failed.
 func (m *Manager) Diff(ctx context.Context, obj *unstructured.Unstructured, opts DiffOptions) (Preview, error) {
 	id := IDOf(obj)
-	ctx = withoutBodyLogs(ctx, obj)
+	ctx = withoutBodyLogs(WithObject(ctx, id), obj)
 	p := Preview{Object: id, Action: Failed}
 	fail := func(err error) (Preview, error) {
 		p.Action, p.Err = Failed, err

@@ -29,6 +29,11 @@ type WaitOptions struct {
 	// BeforePoll, when set, is called before every poll, from the calling
 	// goroutine (to run the steps that write the statuses waited for).
 	BeforePoll func(context.Context)
+	// StopAtFailure ends the wait after the poll in which an object
+	// reports a failure it will not leave (Readiness.Failed): the outcome
+	// is known, and waiting for the others would only delay it. Objects
+	// still pending then are not errors; the last Progress names them.
+	StopAtFailure bool
 }
 
 // DefaultWaitOptions poll every second with no timeout of their own.
@@ -47,6 +52,9 @@ type WaitProgress struct {
 type Pending struct {
 	Object  manifest.ID
 	Message string
+	// Reason classifies Message (Readiness.Reason; ReadError when the
+	// object could not be read).
+	Reason string
 }
 
 // String prints "Kind/ns/name: message".
@@ -57,13 +65,14 @@ func (p Pending) String() string { return p.Object.String() + ": " + p.Message }
 const listThreshold = 4
 
 // Wait polls objs until each is ready by Check (objs are the payload's
-// objects: a ClusterOperator's expected versions come from them), one
-// reports a failure it will not leave, or the timeout passes. Several
-// objects of one resource are read with one LIST. It returns nil when all
-// are ready, else an *ApplyError per object that is not (joined), with
-// ReasonTimeout and the object's last message, or ReasonNotReady for a
-// failure; objects whose kind the server does not know fail as
-// ReasonResourceTypeMissing.
+// objects: a ClusterOperator's expected versions come from them) or
+// reports a failure it will not leave (with StopAtFailure, until the first
+// such failure), or the timeout passes. Several objects of one resource
+// are read with one LIST. It returns nil when all are ready, else an
+// *ApplyError per object that is not (joined), with ReasonTimeout and the
+// object's last message, or ReasonNotReady for a failure (objects still
+// pending when StopAtFailure ended the wait are left out); objects whose
+// kind the server does not know fail as ReasonResourceTypeMissing.
 func (m *Manager) Wait(ctx context.Context, objs []*unstructured.Unstructured, opts WaitOptions) error {
 	if opts.Interval <= 0 {
 		opts.Interval = time.Second
@@ -81,6 +90,7 @@ func (m *Manager) Wait(ctx context.Context, objs []*unstructured.Unstructured, o
 		ready   bool
 		failed  bool
 		message string
+		reason  string
 	}
 	var errs []error
 	var items []*item
@@ -124,7 +134,7 @@ func (m *Manager) Wait(ctx context.Context, objs []*unstructured.Unstructured, o
 					list, err := m.client.Resource(gvr).List(withoutBodyLogs(ctx, group[0].obj), metav1.ListOptions{})
 					if err != nil {
 						for _, it := range group {
-							it.message = "list: " + err.Error()
+							it.message, it.reason = "list: "+err.Error(), "ReadError"
 						}
 						return
 					}
@@ -134,7 +144,7 @@ func (m *Manager) Wait(ctx context.Context, objs []*unstructured.Unstructured, o
 					}
 					for _, it := range group {
 						r := Check(it.obj, byKey[it.ns+"/"+it.obj.GetName()])
-						it.ready, it.failed, it.message = r.Ready, r.Failed, r.Message
+						it.ready, it.failed, it.message, it.reason = r.Ready, r.Failed, r.Message, r.Reason
 					}
 				}()
 				continue
@@ -146,16 +156,16 @@ func (m *Manager) Wait(ctx context.Context, objs []*unstructured.Unstructured, o
 					sem <- struct{}{}
 					defer func() { <-sem }()
 					ri := m.client.Resource(gvr).Namespace(it.ns)
-					live, err := ri.Get(withoutBodyLogs(ctx, it.obj), it.obj.GetName(), metav1.GetOptions{})
+					live, err := ri.Get(withoutBodyLogs(WithObject(ctx, it.id), it.obj), it.obj.GetName(), metav1.GetOptions{})
 					switch {
 					case apierrors.IsNotFound(err):
 						live = nil
 					case err != nil:
-						it.message = "get: " + err.Error()
+						it.message, it.reason = "get: "+err.Error(), "ReadError"
 						return
 					}
 					r := Check(it.obj, live)
-					it.ready, it.failed, it.message = r.Ready, r.Failed, r.Message
+					it.ready, it.failed, it.message, it.reason = r.Ready, r.Failed, r.Message, r.Reason
 				}()
 			}
 		}
@@ -166,18 +176,21 @@ func (m *Manager) Wait(ctx context.Context, objs []*unstructured.Unstructured, o
 				if it.ready {
 					p.Ready++
 				} else {
-					p.Pending = append(p.Pending, Pending{Object: it.id, Message: it.message})
+					p.Pending = append(p.Pending, Pending{Object: it.id, Message: it.message, Reason: it.reason})
 				}
 			}
 			opts.Progress(p)
 		}
-		pending := 0
+		pending, failed := 0, 0
 		for _, it := range items {
-			if !it.ready && !it.failed {
+			switch {
+			case it.failed:
+				failed++
+			case !it.ready:
 				pending++
 			}
 		}
-		if pending == 0 {
+		if pending == 0 || opts.StopAtFailure && failed > 0 {
 			break
 		}
 		t := time.NewTimer(opts.Interval)
@@ -194,6 +207,8 @@ func (m *Manager) Wait(ctx context.Context, objs []*unstructured.Unstructured, o
 	for _, it := range items {
 		switch {
 		case it.ready:
+		case !it.failed && opts.StopAtFailure && ctx.Err() == nil:
+			// Not waited for: another object failed.
 		case it.failed:
 			errs = append(errs, &ApplyError{Object: it.id, Verb: "wait", Reason: ReasonNotReady, Err: errors.New(it.message)})
 		default:

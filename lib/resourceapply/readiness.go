@@ -21,6 +21,13 @@ type Readiness struct {
 	// Message says what is missing or wrong, e.g. "Available=False
 	// (Starting): the operator is starting".
 	Message string
+	// Reason classifies what is missing, to group pending objects: the
+	// ClusterOperator reasons (OperatorNotAvailable, ...), NotFound,
+	// Deleting, NotEstablished, NamesNotAccepted, JobNotComplete,
+	// JobFailed, ReplicaFailure, ProgressDeadlineExceeded, NotAvailable,
+	// StatusError, or kstatus's status (InProgress, Failed, ...); "" when
+	// ready.
+	Reason string
 }
 
 // Check returns live's readiness. required is the payload's object (for a
@@ -40,10 +47,10 @@ type Readiness struct {
 // An object being deleted is not ready.
 func Check(required, live *unstructured.Unstructured) Readiness {
 	if live == nil {
-		return Readiness{Message: "not found"}
+		return Readiness{Message: "not found", Reason: "NotFound"}
 	}
 	if live.GetDeletionTimestamp() != nil {
-		return Readiness{Message: "being deleted"}
+		return Readiness{Message: "being deleted", Reason: "Deleting"}
 	}
 	switch live.GroupVersionKind().GroupKind() {
 	case crdGK:
@@ -55,13 +62,13 @@ func Check(required, live *unstructured.Unstructured) Readiness {
 	case clusterOperatorGK:
 		st, err := operatorStatusOf(required, live)
 		if err != nil {
-			return Readiness{Message: err.Error()}
+			return Readiness{Message: err.Error(), Reason: "StatusError"}
 		}
-		return Readiness{Ready: st.Ready, Message: st.Message}
+		return Readiness{Ready: st.Ready, Message: st.Message, Reason: st.Reason}
 	}
 	res, err := status.Compute(live)
 	if err != nil {
-		return Readiness{Message: "status: " + err.Error()}
+		return Readiness{Message: "status: " + err.Error(), Reason: "StatusError"}
 	}
 	if res.Status == status.CurrentStatus {
 		return Readiness{Ready: true}
@@ -70,7 +77,7 @@ func Check(required, live *unstructured.Unstructured) Readiness {
 	if res.Message != "" {
 		msg += ": " + res.Message
 	}
-	return Readiness{Message: msg}
+	return Readiness{Message: msg, Reason: string(res.Status)}
 }
 
 // condition is a status condition as unstructured objects hold them.
@@ -110,14 +117,14 @@ func conditions(obj *unstructured.Unstructured) map[string]condition {
 func crdReadiness(live *unstructured.Unstructured) Readiness {
 	conds := conditions(live)
 	if c, ok := conds["NamesAccepted"]; ok && c.Status == "False" {
-		return Readiness{Failed: true, Message: c.String()}
+		return Readiness{Failed: true, Message: c.String(), Reason: "NamesNotAccepted"}
 	}
 	c, ok := conds["Established"]
 	switch {
 	case !ok:
-		return Readiness{Message: "no Established condition yet"}
+		return Readiness{Message: "no Established condition yet", Reason: "NotEstablished"}
 	case c.Status != "True":
-		return Readiness{Message: c.String()}
+		return Readiness{Message: c.String(), Reason: "NotEstablished"}
 	}
 	return Readiness{Ready: true}
 }
@@ -125,14 +132,14 @@ func crdReadiness(live *unstructured.Unstructured) Readiness {
 func deploymentReadiness(live *unstructured.Unstructured) Readiness {
 	conds := conditions(live)
 	if c, ok := conds["ReplicaFailure"]; ok && c.Status == "True" {
-		return Readiness{Message: "replica failure: " + c.String()}
+		return Readiness{Message: "replica failure: " + c.String(), Reason: "ReplicaFailure"}
 	}
 	p, hasP := conds["Progressing"]
 	if hasP && p.Status == "False" && p.Reason == "ProgressDeadlineExceeded" {
-		return Readiness{Message: p.String()}
+		return Readiness{Message: p.String(), Reason: "ProgressDeadlineExceeded"}
 	}
 	if a, ok := conds["Available"]; ok && a.Status == "False" && hasP && p.Status == "False" {
-		return Readiness{Message: fmt.Sprintf("not available and not progressing: %s; %s", a, p)}
+		return Readiness{Message: fmt.Sprintf("not available and not progressing: %s; %s", a, p), Reason: "NotAvailable"}
 	}
 	return Readiness{Ready: true}
 }
@@ -140,7 +147,7 @@ func deploymentReadiness(live *unstructured.Unstructured) Readiness {
 func jobReadiness(live *unstructured.Unstructured) Readiness {
 	conds := conditions(live)
 	if c, ok := conds["Failed"]; ok && c.Status == "True" {
-		return Readiness{Failed: true, Message: "job failed: " + c.String()}
+		return Readiness{Failed: true, Message: "job failed: " + c.String(), Reason: "JobFailed"}
 	}
 	if c, ok := conds["Complete"]; ok && c.Status == "True" {
 		return Readiness{Ready: true}
@@ -148,7 +155,7 @@ func jobReadiness(live *unstructured.Unstructured) Readiness {
 	active, _, _ := unstructured.NestedInt64(live.Object, "status", "active")
 	succeeded, _, _ := unstructured.NestedInt64(live.Object, "status", "succeeded")
 	failed, _, _ := unstructured.NestedInt64(live.Object, "status", "failed")
-	return Readiness{Message: fmt.Sprintf("not complete: %d active, %d succeeded, %d failed", active, succeeded, failed)}
+	return Readiness{Message: fmt.Sprintf("not complete: %d active, %d succeeded, %d failed", active, succeeded, failed), Reason: "JobNotComplete"}
 }
 
 // operatorStatusOf converts both objects and applies OperatorStatus.

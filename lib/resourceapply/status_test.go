@@ -147,12 +147,12 @@ status: {conditions: [{type: NamesAccepted, status: "True"}, {type: Established,
 		{name: "CRD not yet", live: `
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
-metadata: {name: w}`, want: Readiness{Message: "no Established condition yet"}},
+metadata: {name: w}`, want: Readiness{Message: "no Established condition yet", Reason: "NotEstablished"}},
 		{name: "CRD names rejected", live: `
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata: {name: w}
-status: {conditions: [{type: NamesAccepted, status: "False", reason: NameConflict, message: taken}]}`, want: Readiness{Failed: true, Message: "NamesAccepted=False (NameConflict): taken"}},
+status: {conditions: [{type: NamesAccepted, status: "False", reason: NameConflict, message: taken}]}`, want: Readiness{Failed: true, Message: "NamesAccepted=False (NameConflict): taken", Reason: "NamesNotAccepted"}},
 		{name: "Deployment without status: no rollout wait", live: `
 apiVersion: apps/v1
 kind: Deployment
@@ -161,7 +161,7 @@ metadata: {name: d, namespace: ns1, generation: 1}`, want: Readiness{Ready: true
 apiVersion: apps/v1
 kind: Deployment
 metadata: {name: d, namespace: ns1}
-status: {conditions: [{type: Progressing, status: "False", reason: ProgressDeadlineExceeded, message: slow}]}`, want: Readiness{Message: "Progressing=False (ProgressDeadlineExceeded): slow"}},
+status: {conditions: [{type: Progressing, status: "False", reason: ProgressDeadlineExceeded, message: slow}]}`, want: Readiness{Message: "Progressing=False (ProgressDeadlineExceeded): slow", Reason: "ProgressDeadlineExceeded"}},
 		{name: "Job complete", live: `
 apiVersion: batch/v1
 kind: Job
@@ -171,12 +171,12 @@ status: {conditions: [{type: Complete, status: "True"}]}`, want: Readiness{Ready
 apiVersion: batch/v1
 kind: Job
 metadata: {name: j, namespace: ns1}
-status: {failed: 3, conditions: [{type: Failed, status: "True", reason: BackoffLimitExceeded}]}`, want: Readiness{Failed: true, Message: "job failed: Failed=True (BackoffLimitExceeded)"}},
+status: {failed: 3, conditions: [{type: Failed, status: "True", reason: BackoffLimitExceeded}]}`, want: Readiness{Failed: true, Message: "job failed: Failed=True (BackoffLimitExceeded)", Reason: "JobFailed"}},
 		{name: "Job running", live: `
 apiVersion: batch/v1
 kind: Job
 metadata: {name: j, namespace: ns1}
-status: {active: 1}`, want: Readiness{Message: "not complete: 1 active, 0 succeeded, 0 failed"}},
+status: {active: 1}`, want: Readiness{Message: "not complete: 1 active, 0 succeeded, 0 failed", Reason: "JobNotComplete"}},
 		{name: "Namespace by kstatus", live: `
 apiVersion: v1
 kind: Namespace
@@ -190,7 +190,7 @@ metadata: {name: c, namespace: ns1}`, want: Readiness{Ready: true}},
 apiVersion: example.com/v1
 kind: Widget
 metadata: {name: w, generation: 2}
-status: {observedGeneration: 1}`, want: Readiness{Message: "InProgress: Widget generation is 2, but latest observed generation is 1"}},
+status: {observedGeneration: 1}`, want: Readiness{Message: "InProgress: Widget generation is 2, but latest observed generation is 1", Reason: "InProgress"}},
 		{name: "ClusterOperator available is not enough", required: `
 apiVersion: config.openshift.io/v1
 kind: ClusterOperator
@@ -199,7 +199,7 @@ status: {versions: [{name: operator, version: 0.0.1-snapshot}]}`, live: `
 apiVersion: config.openshift.io/v1
 kind: ClusterOperator
 metadata: {name: ingress}
-status: {conditions: [{type: Available, status: "True", lastTransitionTime: "2026-11-21T10:00:00Z"}]}`, want: Readiness{Message: "versions not reported yet: operator to 0.0.1-snapshot"}},
+status: {conditions: [{type: Available, status: "True", lastTransitionTime: "2026-11-21T10:00:00Z"}]}`, want: Readiness{Message: "versions not reported yet: operator to 0.0.1-snapshot", Reason: OperatorUpdating}},
 		{name: "ClusterOperator degraded", required: `
 apiVersion: config.openshift.io/v1
 kind: ClusterOperator
@@ -207,11 +207,11 @@ metadata: {name: ingress}`, live: `
 apiVersion: config.openshift.io/v1
 kind: ClusterOperator
 metadata: {name: ingress}
-status: {conditions: [{type: Available, status: "True", lastTransitionTime: "2026-11-21T10:00:00Z"}, {type: Degraded, status: "True", reason: X, message: broken, lastTransitionTime: "2026-11-21T10:00:00Z"}]}`, want: Readiness{Message: "Degraded=True (X): broken"}},
+status: {conditions: [{type: Available, status: "True", lastTransitionTime: "2026-11-21T10:00:00Z"}, {type: Degraded, status: "True", reason: X, message: broken, lastTransitionTime: "2026-11-21T10:00:00Z"}]}`, want: Readiness{Message: "Degraded=True (X): broken", Reason: OperatorDegraded}},
 		{name: "being deleted", live: `
 apiVersion: v1
 kind: ConfigMap
-metadata: {name: c, namespace: ns1, deletionTimestamp: "2026-11-21T10:00:00Z"}`, want: Readiness{Message: "being deleted"}},
+metadata: {name: c, namespace: ns1, deletionTimestamp: "2026-11-21T10:00:00Z"}`, want: Readiness{Message: "being deleted", Reason: "Deleting"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
