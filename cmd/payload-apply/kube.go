@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/homedir"
 
 	"github.com/payload-apply/payload-apply/clustersync"
 	"github.com/payload-apply/payload-apply/lib/resourceapply"
@@ -58,7 +60,7 @@ func (k *kubeFlags) addFlags(fs *pflag.FlagSet) {
 			}
 		})
 	}()
-	k.rules = clientcmd.NewDefaultClientConfigLoadingRules()
+	k.rules = loadingRules()
 	k.overrides = &clientcmd.ConfigOverrides{}
 	fs.StringVar(&k.rules.ExplicitPath, clientcmd.RecommendedConfigPathFlag, "", "path to the kubeconfig file (default, as kubectl: the files $KUBECONFIG lists, else ~/.kube/config, else the in-cluster configuration)")
 	names := clientcmd.RecommendedConfigOverrideFlags("")
@@ -114,7 +116,7 @@ func (k *kubeFlags) restConfig(ctx context.Context, s IOStreams) (*rest.Config, 
 	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(k.rules, k.overrides)
 	cfg, err := cc.ClientConfig()
 	if clientcmd.IsEmptyConfig(err) {
-		return nil, clusterError{noConfigError{env: os.Getenv(clientcmd.RecommendedConfigPathEnvVar), home: clientcmd.RecommendedHomeFile}}
+		return nil, clusterError{noConfigError{env: os.Getenv(clientcmd.RecommendedConfigPathEnvVar), home: homeKubeconfig()}}
 	}
 	if err != nil {
 		return nil, clusterError{fmt.Errorf("kubeconfig: %w", err)}
@@ -175,6 +177,24 @@ func setHTTP2HealthCheck(requestTimeout time.Duration, getenv func(string) strin
 			_ = setenv(name, strconv.Itoa(secs))
 		}
 	}
+}
+
+// homeKubeconfig is ~/.kube/config, for the HOME of now (clientcmd's
+// RecommendedHomeFile is the HOME the process started with).
+func homeKubeconfig() string {
+	return filepath.Join(homedir.HomeDir(), clientcmd.RecommendedHomeDir, clientcmd.RecommendedFileName)
+}
+
+// loadingRules are kubectl's: the files KUBECONFIG lists, else
+// ~/.kube/config. A missing file is no warning of client-go's own: the
+// command says what it looked at when it finds nothing (noConfigError).
+func loadingRules() *clientcmd.ClientConfigLoadingRules {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if os.Getenv(clientcmd.RecommendedConfigPathEnvVar) == "" {
+		rules.Precedence = []string{homeKubeconfig()}
+	}
+	rules.WarnIfAllMissing = false
+	return rules
 }
 
 // noConfigError says that no cluster is configured, and what was looked
