@@ -122,7 +122,7 @@ func TestVersion(t *testing.T) {
 	out, _, code = runCLI(t, "version", "-o", "json")
 	var v struct {
 		Client struct{ Version, GoVersion, Platform, Module string } `json:"clientVersion"`
-		Server struct{ GitVersion string }                          `json:"serverVersion"`
+		Server struct{ GitVersion string }                           `json:"serverVersion"`
 	}
 	if err := json.Unmarshal([]byte(out), &v); err != nil || code != 0 {
 		t.Fatalf("version -o json: exit %d, %v:\n%s", code, err, out)
