@@ -167,7 +167,7 @@ func writeWaitEnd(w io.Writer, wr *clustersync.WaitReport) {
 		fmt.Fprintf(w, "wait: ended after %s at a failure no waiting fixes: %d of %d ready, %d not waited for (--wait-on-failure waits for them)\n",
 			wr.Elapsed.Round(time.Second), wr.Last.Ready, wr.Last.Total, len(wr.Last.Pending))
 	case len(wr.Last.Pending) == 0:
-		fmt.Fprintf(w, "wait: all %d ready after %s\n", wr.Last.Total, wr.Elapsed.Round(time.Second))
+		// The progress said so.
 	default:
 		fmt.Fprintf(w, "wait: gave up after %s: %d of %d ready\n", wr.Elapsed.Round(time.Second), wr.Last.Ready, wr.Last.Total)
 	}

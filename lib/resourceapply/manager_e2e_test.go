@@ -404,6 +404,68 @@ spec:
 	}
 }
 
+// TestWaitStopAtFailure: with StopAtFailure the wait ends at the poll
+// that sees a failure no waiting fixes (a Job failed), instead of waiting
+// for the others until the timeout; the others are not errors. Without
+// it, the wait goes on until the timeout.
+func TestWaitStopAtFailure(t *testing.T) {
+	e := newEnv(t, apiserver.Shared(t))
+	job := func(name string) *unstructured.Unstructured {
+		return parse(t, `
+apiVersion: batch/v1
+kind: Job
+metadata: {name: `+name+`, namespace: `+e.ns+`}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: c, image: busybox}]
+`)
+	}
+	failing, pending := job("failing"), job("pending")
+	for _, o := range []*unstructured.Unstructured{failing, pending} {
+		if _, err := e.mgr.Apply(t.Context(), o, DefaultApplyOptions()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// No job controller runs: write the failure as it would.
+	jobs := schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}
+	live := e.get(jobs, e.ns, "failing")
+	now := time.Now().UTC().Format(time.RFC3339)
+	live.Object["status"] = map[string]any{"failed": int64(1), "startTime": now, "conditions": []any{
+		map[string]any{"type": "FailureTarget", "status": "True", "reason": "BackoffLimitExceeded", "lastTransitionTime": now},
+		map[string]any{"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded", "lastTransitionTime": now},
+	}}
+	if _, err := e.client.Resource(jobs).Namespace(e.ns).UpdateStatus(t.Context(), live, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	objs := []*unstructured.Unstructured{pending, failing}
+
+	start := time.Now()
+	var last WaitProgress
+	err := e.mgr.Wait(t.Context(), objs, WaitOptions{Timeout: time.Minute, Interval: 100 * time.Millisecond, StopAtFailure: true,
+		Progress: func(p WaitProgress) { last = p }})
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("took %s: the wait did not end at the failure", d)
+	}
+	var ae *ApplyError
+	if !errors.As(err, &ae) || ae.Reason != ReasonNotReady || ae.Object.Name != "failing" || strings.Contains(err.Error(), "pending") {
+		t.Errorf("error %v, want the failed Job's alone", err)
+	}
+	if len(last.Pending) != 2 || last.Pending[0].Object.Name != "pending" || last.Pending[0].Reason != "JobNotComplete" || last.Pending[1].Reason != "JobFailed" {
+		t.Errorf("last progress: %+v", last)
+	}
+
+	start = time.Now()
+	err = e.mgr.Wait(t.Context(), objs, WaitOptions{Timeout: 2 * time.Second, Interval: 100 * time.Millisecond})
+	if d := time.Since(start); d < 2*time.Second {
+		t.Errorf("took %s: without StopAtFailure the wait must go on until the timeout", d)
+	}
+	if !strings.Contains(fmt.Sprint(err), "pending: wait: timeout") {
+		t.Errorf("error %v, want a timeout for the pending Job too", err)
+	}
+}
+
 // TestRetryThroughRestart applies while kube-apiserver is down: the request
 // is retried until it is back.
 func TestRetryThroughRestart(t *testing.T) {

@@ -202,6 +202,13 @@ func TestFaults(t *testing.T) {
 			if !injected {
 				t.Fatalf("the apply ended (exit %d) before the fault", code)
 			}
+			// client-go's own reports of what failed meanwhile (a
+			// discovery, a watch) never reach the user raw.
+			for _, raw := range []string{"Unhandled Error", `logger="UnhandledError"`} {
+				if strings.Contains(r.bg.stderr.String(), raw) {
+					t.Errorf("stderr has client-go's %q:\n%.4000s", raw, r.bg.stderr.String())
+				}
+			}
 			t.Logf("faulted apply: exit %d in %s; slow objects waited for: %s", code, faulted.Round(100*time.Millisecond), slowWaits(events))
 			if f.check != nil {
 				f.check(t, r, code, events)

@@ -76,24 +76,25 @@ func cli(t testing.TB, ctx context.Context, args ...string) result {
 
 // event is one line of `apply -o json`.
 type event struct {
-	Event      string `json:"event"`
-	File       string `json:"file"`
-	Doc        *int   `json:"doc"`
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
-	Namespace  string `json:"namespace"`
-	Name       string `json:"name"`
-	Step       string `json:"step"`
-	Staged     bool   `json:"staged"`
-	Action     string `json:"action"`
-	Message    string `json:"message"`
-	Reason     string `json:"reason"`
-	Error      string `json:"error"`
-	RunLevel   *int   `json:"runLevel"`
-	Done       *int   `json:"done"`
-	Total      int    `json:"total"`
-	Ready      *int   `json:"ready"`
-	Pending    []struct {
+	SchemaVersion int    `json:"schemaVersion"`
+	Event         string `json:"event"`
+	File          string `json:"file"`
+	Doc           *int   `json:"doc"`
+	APIVersion    string `json:"apiVersion"`
+	Kind          string `json:"kind"`
+	Namespace     string `json:"namespace"`
+	Name          string `json:"name"`
+	Step          string `json:"step"`
+	Staged        bool   `json:"staged"`
+	Action        string `json:"action"`
+	Message       string `json:"message"`
+	Reason        string `json:"reason"`
+	Error         string `json:"error"`
+	RunLevel      *int   `json:"runLevel"`
+	Done          *int   `json:"done"`
+	Total         int    `json:"total"`
+	Ready         *int   `json:"ready"`
+	Pending       []struct {
 		Object  string `json:"object"`
 		Message string `json:"message"`
 	} `json:"pending"`
@@ -107,7 +108,13 @@ type event struct {
 		Writes int64            `json:"writes"`
 		ByVerb map[string]int64 `json:"byVerb"`
 	} `json:"requests"`
-	Errors []string `json:"errors"`
+	Errors         []string       `json:"errors"`
+	ErrorsByReason map[string]int `json:"errorsByReason"`
+	Skipped        map[string]int `json:"skipped"`
+	Wait           *struct {
+		Skipped, EndedAtFailure bool
+		Ready, Total, Pending   int
+	} `json:"wait"`
 }
 
 func (e event) object() string {
