@@ -740,8 +740,8 @@ func TestSecurity(t *testing.T) {
 		} {
 			t0 := time.Now()
 			r := cli(t, ctx, args...)
-			if r.code != 1 {
-				t.Errorf("%v: exit %d, want 1:\n%s", args, r.code, r.stderr)
+			if r.code != 2 {
+				t.Errorf("%v: exit %d, want 2 (the way to the cluster, not the payload):\n%s", args, r.code, r.stderr)
 			}
 			for _, want := range []string{"TLS certificate verification failed", "x509: certificate signed by unknown authority", "--insecure-skip-tls-verify"} {
 				if !strings.Contains(r.stderr, want) {
@@ -771,7 +771,7 @@ func TestSecurity(t *testing.T) {
 		// unless the flag overrides the kubeconfig's CA.
 		both := "--kubeconfig=" + kubeconfig{server: s.URL(), ca: admin.CAData, insecure: true, token: admin.BearerToken, clusterName: "both", dir: dir}.write(t)
 		r = cli(t, ctx, "status", both, "--payload", payloadDir)
-		if r.code != 1 || !strings.Contains(r.stderr, "specifying a root certificates file with the insecure flag is not allowed") {
+		if r.code != 2 || !strings.Contains(r.stderr, "specifying a root certificates file with the insecure flag is not allowed") {
 			t.Errorf("kubeconfig with both a CA and insecure-skip-tls-verify: exit %d:\n%s", r.code, r.stderr)
 		}
 		withCA := "--kubeconfig=" + kubeconfig{server: s.URL(), ca: admin.CAData, token: admin.BearerToken, clusterName: "with-ca", dir: dir}.write(t)

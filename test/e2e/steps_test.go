@@ -102,7 +102,7 @@ func (c *cluster) get(t *testing.T, apiVersion, kind, namespace, name string) *u
 func rendered(t *testing.T, ctx context.Context, file string, args ...string) []*unstructured.Unstructured {
 	t.Helper()
 	dir := t.TempDir()
-	if r := cli(t, ctx, append([]string{"render", "-o", dir}, args...)...); r.code != 0 {
+	if r := cli(t, ctx, append([]string{"render", "--output-dir", dir}, args...)...); r.code != 0 {
 		t.Fatalf("render: exit %d: %s", r.code, r.stderr)
 	}
 	f, err := os.Open(filepath.Join(dir, file))
