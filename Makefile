@@ -4,30 +4,42 @@ BIN := bin/payload-apply
 
 .PHONY: build test unit e2e test-deps test-apiserver verify bench bench-100x fuzz fuzz-ci fuzz-list
 
+# build records the VCS revision (payload-apply version prints it) even
+# where GOFLAGS says -buildvcs=false.
 build:
-	$(GO) build -o $(BIN) ./cmd/payload-apply
+	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/payload-apply
 
 # The real control plane the e2e tests use: built once from the Go module
 # proxy into _output/bin (about 6 min cold on 2 cores, seconds afterwards).
 test-apiserver:
 	hack/test-apiserver.sh build
 
-# Tools the tests use that Go does not bring (skopeo, docker-registry, gnupg,
-# faketime from Debian; cosign built once into _output/bin), installed only
-# when missing, plus the test control plane.
-test-deps: test-apiserver
+# Everything the tests use that Go does not bring, before any test starts:
+# first the tools from Debian (skopeo, docker-registry, gnupg, faketime),
+# which may need root (without it the script says what to run, then fails
+# under CI=true and lets the tests skip with a message otherwise), and
+# cosign, built once into _output/bin; then the test control plane.
+test-deps:
 	hack/install-test-deps.sh
+	hack/test-apiserver.sh build
 
 # Unit and end-to-end tests. The e2e tests start kube-apiserver and etcd on
 # 127.0.0.1; with CI=true a missing server or tool fails instead of skipping.
 # Everything runs once; the packages that run work concurrently (the graph
 # runner, the apply engine, parsing, overlays) run again under the race
 # detector, which would make the real-payload CLI tests five times slower.
+# hack/testsum prints what go test prints without -v (and the output of
+# failed tests), the skipped tests with their reasons, and one closing line:
+# N passed, N failed, N skipped.
 RACE_PKGS := ./payload/... ./lib/... ./plan/... ./components/... ./clustersync/...
 test: test-deps
-	$(GO) test -tags e2e -timeout 30m ./...
-	$(GO) test -race -tags e2e -timeout 30m $(RACE_PKGS)
-	$(MAKE) --no-print-directory fuzz-ci
+	@$(GO) run ./hack/testsum \
+	  -run '$(GO) test -json -tags e2e -timeout 30m ./...' \
+	  -run '$(GO) test -json -race -tags e2e -timeout 30m $(RACE_PKGS)' \
+	  -run '$(SUBMAKE) --no-print-directory fuzz-ci FUZZJSON=-json'
+
+# $(MAKE) itself in the recipe above would make "make -n test" run it.
+SUBMAKE = $(MAKE)
 
 unit:
 	$(GO) test -race ./...
@@ -89,10 +101,12 @@ FUZZPARALLEL ?= 2
 # up to 60 s each: with the slower targets (overlays run kustomize, image
 # archives are tens of KiB) that takes the whole run. Bound it.
 FUZZMINIMIZETIME ?= 5s
+# FUZZJSON=-json makes the runs print test events (make test counts them).
+FUZZJSON ?=
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 	  pkg=$${t%%:*}; name=$${t##*:}; echo "== fuzz $$pkg $$name for $(FUZZTIME)"; \
-	  $(GO) test $$pkg -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) -parallel $(FUZZPARALLEL) || exit 1; \
+	  $(GO) test $(FUZZJSON) $$pkg -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) -parallel $(FUZZPARALLEL) || exit 1; \
 	done
 
 fuzz-ci: fuzz-list

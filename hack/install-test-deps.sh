@@ -9,6 +9,13 @@
 #   - cosign, built from the Go module proxy at COSIGN_VERSION into
 #     _output/bin (about 6 minutes cold on 2 cores, once; the version is
 #     recorded beside it, so changing COSIGN_VERSION rebuilds it).
+# make test runs it before any test starts (make test-deps).
+#
+# The Debian packages need root (apt-get). Without root and without sudo
+# that works without a password, it says what to run instead of asking for
+# a password half-way through a test run, and then fails under CI=true (a
+# missing tool must fail CI) or goes on without them, so that the tests
+# that need them skip with their own message.
 set -euo pipefail
 
 COSIGN_VERSION=${COSIGN_VERSION:-v2.6.5}
@@ -19,11 +26,22 @@ need=()
 for pair in skopeo:skopeo docker-registry:docker-registry gpg:gnupg faketime:faketime; do
 	command -v "${pair%%:*}" >/dev/null 2>&1 || need+=("${pair#*:}")
 done
-if [ ${#need[@]} -gt 0 ]; then
-	sudo=""
-	if [ "$(id -u)" -ne 0 ]; then
-		sudo="sudo"
+sudo=""
+if [ ${#need[@]} -gt 0 ] && [ "$(id -u)" -ne 0 ]; then
+	if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+		sudo="sudo -n"
+	else
+		echo "install-test-deps: the tests need ${need[*]} (Debian packages); installing them needs root:" >&2
+		echo "install-test-deps:   sudo apt-get install -y --no-install-recommends ${need[*]}    (or: sudo hack/install-test-deps.sh)" >&2
+		if [ "${CI:-}" = "true" ]; then
+			echo "install-test-deps: CI=true: failing, a missing tool must not pass CI" >&2
+			exit 1
+		fi
+		echo "install-test-deps: going on without them: the tests that need them skip, saying so" >&2
+		need=()
 	fi
+fi
+if [ ${#need[@]} -gt 0 ]; then
 	export DEBIAN_FRONTEND=noninteractive
 	echo "install-test-deps: installing ${need[*]} (apt-get)"
 	$sudo apt-get update -qq
