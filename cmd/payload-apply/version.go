@@ -19,9 +19,9 @@ func versionCommand() *command {
 		usage: "[--client] [-o text|json|yaml] [--kubeconfig K]",
 		long: `Prints the client's build, from the Go module the binary was built from:
 its version ("(devel)" for a build from a checkout), the VCS revision and
-commit time when the build recorded them (go build does in a git checkout;
-'make build' does; go run and -buildvcs=false do not), whether the checkout
-had local changes, the Go version and the platform.
+commit time when the build recorded them ('make build' does; go build does
+in a git clone; go run and -buildvcs=false do not), whether the checkout had
+local changes, the Go version and the platform.
 
 Then the API server's version, as kubectl version does: the cluster is the
 one --kubeconfig (or the other cluster flags), KUBECONFIG, the in-cluster
@@ -70,9 +70,14 @@ type versionInfo struct {
 	Server *apiversion.Info `json:"serverVersion,omitempty"`
 }
 
+// gitRevision and gitModified are set by 'make build' (-ldflags -X) for
+// builds go does not stamp with VCS information (a git worktree).
+var gitRevision, gitModified string
+
 // clientBuild reads the binary's build info.
 func clientBuild() buildVersion {
 	v := buildVersion{Version: "(devel)", GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
+	v.Revision, v.Modified = gitRevision, gitModified == "true"
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return v
@@ -187,7 +192,7 @@ func (o *versionOptions) print(w io.Writer, info versionInfo) error {
 		}
 		fmt.Fprintf(w, "Revision: %s\n", rev)
 	} else {
-		fmt.Fprintln(w, "Revision: unknown (built without VCS information: 'make build' records it)")
+		fmt.Fprintln(w, "Revision: unknown (built without VCS information, as go run does: 'make build' records it)")
 	}
 	fmt.Fprintf(w, "Go Version: %s %s\n", c.GoVersion, c.Platform)
 	if info.Server != nil {
