@@ -35,7 +35,7 @@ func TestApplyUsageErrors(t *testing.T) {
 		{"timeout", []string{"apply", "--timeout", "0s"}, "--timeout 0s: want a positive duration"},
 		{"missing kubeconfig", []string{"apply", "--kubeconfig", "/nonexistent/kubeconfig"}, "--kubeconfig: stat /nonexistent/kubeconfig"},
 		{"arguments", []string{"apply", "extra"}, "unexpected arguments: [extra]"},
-		{"status output", []string{"status", "-o", "wide"}, `invalid argument "wide" for "-o, --output" flag: want text, json, yaml`},
+		{"status output", []string{"status", "-o", "name"}, `invalid argument "name" for "-o, --output" flag: want text, wide, json, yaml`},
 		{"status kubeconfig", []string{"status", "--kubeconfig", "/nonexistent/kubeconfig"}, "--kubeconfig: stat /nonexistent/kubeconfig"},
 	}
 	for _, tc := range cases {

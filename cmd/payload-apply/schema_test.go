@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/pflag"
 )
 
 // schemaNode is the part of a JSON Schema the test compares.
@@ -67,5 +68,55 @@ func TestEventSchema(t *testing.T) {
 	}
 	if v := root.Properties["schemaVersion"].Const; v != float64(eventSchemaVersion) {
 		t.Errorf("schemaVersion %v documented, %d written", v, eventSchemaVersion)
+	}
+}
+
+// TestCLIDoc: docs/cli.md has a row for every command, naming every flag
+// of its own (the selection and cluster flags as groups).
+func TestCLIDoc(t *testing.T) {
+	data, err := os.ReadFile("../../docs/cli.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]string{}
+	for _, line := range strings.Split(string(data), "\n") {
+		if name, ok := strings.CutPrefix(line, "| `"); ok {
+			name, _, _ = strings.Cut(name, "`")
+			rows[name] = line
+		}
+	}
+	selection := pflag.NewFlagSet("selection", pflag.ContinueOnError)
+	var sel selectionFlags
+	sel.addFlags(selection)
+	cluster := pflag.NewFlagSet("cluster", pflag.ContinueOnError)
+	var kube kubeFlags
+	kube.addFlags(cluster)
+	for _, c := range commands() {
+		row, ok := rows[c.name]
+		if !ok {
+			t.Errorf("docs/cli.md has no row for %s", c.name)
+			continue
+		}
+		fs := pflag.NewFlagSet(c.name, pflag.ContinueOnError)
+		c.flags(fs)
+		fs.VisitAll(func(f *pflag.Flag) {
+			switch {
+			case f.Hidden || strings.Contains(row, "--"+f.Name):
+			case f.Name == "output":
+				if !strings.Contains(row, "`-o`") {
+					t.Errorf("docs/cli.md: the row of %s does not name -o", c.name)
+				}
+			case selection.Lookup(f.Name) != nil:
+				if !strings.Contains(row, "selection flags") {
+					t.Errorf("docs/cli.md: %s takes the selection flags (--%s), its row does not say so", c.name, f.Name)
+				}
+			case cluster.Lookup(f.Name) != nil:
+				if !strings.Contains(row, "cluster flags") {
+					t.Errorf("docs/cli.md: %s takes the cluster flags (--%s), its row does not say so", c.name, f.Name)
+				}
+			default:
+				t.Errorf("docs/cli.md: the row of %s does not name --%s", c.name, f.Name)
+			}
+		})
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 	"text/tabwriter"
 
@@ -17,7 +18,7 @@ func statusCommand() *command {
 	return &command{
 		name:  "status",
 		short: "Show the payload's ClusterOperators and the cluster's aggregate status",
-		usage: "[--kubeconfig K] [-o text|json|yaml] [selection flags]",
+		usage: "[--kubeconfig K] [-o text|wide|json|yaml] [selection flags]",
 		long: `Reads every ClusterOperator the selected payload includes from the cluster
 and prints one line per operator (as 'oc get clusteroperators' does), then
 the aggregate status, computed like ClusterVersion's conditions at install
@@ -39,7 +40,9 @@ Without --payload the cluster is compared with the reference payload built
 into the binary, and stderr says so: pass the payload the cluster was
 installed from.
 
--o json (or -o yaml) prints {"version", "done", "total", "conditions":
+-o wide adds the reason an operator is not ready (the CVO's
+ClusterOperatorNotAvailable, ClusterOperatorDegraded, ...) and every
+version it reports. -o json (or -o yaml) prints {"version", "done", "total", "conditions":
 [...], "operators": [...]} instead.
 
 Exit codes: 0 Available=True and Failing not True; 1 not available or
@@ -48,7 +51,7 @@ configured, the cluster unreachable, or the credentials refused or lacking
 a permission (forbidden, unauthorized).`,
 		flags: func(fs *pflag.FlagSet) runner {
 			o := &statusOptions{}
-			o.output = addOutputFlag(fs, formatText, formatJSON, formatYAML)
+			o.output = addOutputFlag(fs, formatText, formatWide, formatJSON, formatYAML)
 			o.kube.addFlags(fs)
 			o.selection.addFlags(fs)
 			return o
@@ -116,7 +119,7 @@ func (o *statusOptions) Run(ctx context.Context, s IOStreams) error {
 		return failure(err)
 	}
 	st, ops := rep.Cluster, rep.Operators
-	if o.output.value != formatText {
+	if o.output.value == formatJSON || o.output.value == formatYAML {
 		out := jsonStatus{ClusterStatus: st, Operators: []jsonOperator{}}
 		for _, op := range ops {
 			out.Operators = append(out.Operators, jsonOperator{Name: op.Name, Found: op.Found, Ready: op.Ready,
@@ -127,11 +130,20 @@ func (o *statusOptions) Run(ctx context.Context, s IOStreams) error {
 			return err
 		}
 	} else {
+		wide := o.output.value == formatWide
 		tw := tabwriter.NewWriter(s.Out, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "NAME\tVERSION\tAVAILABLE\tPROGRESSING\tDEGRADED\tSINCE\tMESSAGE")
+		head := "NAME\tVERSION\tAVAILABLE\tPROGRESSING\tDEGRADED\tSINCE\tMESSAGE"
+		if wide {
+			head = "NAME\tVERSION\tAVAILABLE\tPROGRESSING\tDEGRADED\tSINCE\tREASON\tVERSIONS\tMESSAGE"
+		}
+		fmt.Fprintln(tw, head)
 		for _, op := range ops {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", op.Name, dash(op.Versions["operator"]), dash(string(op.Available)),
-				dash(string(op.Progressing)), dash(string(op.Degraded)), dash(op.Since), op.Message)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t", op.Name, dash(op.Versions["operator"]), dash(string(op.Available)),
+				dash(string(op.Progressing)), dash(string(op.Degraded)), dash(op.Since))
+			if wide {
+				fmt.Fprintf(tw, "%s\t%s\t", dash(op.Reason), dash(versionList(op.Versions)))
+			}
+			fmt.Fprintln(tw, op.Message)
 		}
 		tw.Flush()
 		fmt.Fprintln(s.Out)
@@ -150,6 +162,19 @@ func (o *statusOptions) Run(ctx context.Context, s IOStreams) error {
 		return &exitError{Code: exitFail}
 	}
 	return nil
+}
+
+// versionList prints versions as "name=version,..." sorted by name.
+func versionList(vs map[string]string) string {
+	names := make([]string, 0, len(vs))
+	for n := range vs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for i, n := range names {
+		names[i] = n + "=" + vs[n]
+	}
+	return strings.Join(names, ",")
 }
 
 func dash(s string) string {

@@ -181,4 +181,3 @@ func stopServersUnder(t *testing.T, root, dir string) {
 		}
 	}
 }
-
