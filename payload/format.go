@@ -13,9 +13,9 @@ import (
 func (g *TaskGraph) WriteText(w io.Writer) error {
 	var b strings.Builder
 	if steps := g.StepCount(); steps > 0 {
-		fmt.Fprintf(&b, "%d tasks (%d objects, %s) in %d nodes\n", len(g.Tasks), len(g.Tasks)-steps, plural(steps, "step"), len(g.Nodes))
+		fmt.Fprintf(&b, "%s (%s, %s) in %s\n", plural(len(g.Tasks), "task"), plural(len(g.Tasks)-steps, "object"), plural(steps, "step"), plural(len(g.Nodes), "node"))
 	} else {
-		fmt.Fprintf(&b, "%d tasks in %d nodes\n", len(g.Tasks), len(g.Nodes))
+		fmt.Fprintf(&b, "%s in %s\n", plural(len(g.Tasks), "task"), plural(len(g.Nodes), "node"))
 	}
 	for _, n := range g.Nodes {
 		fmt.Fprintf(&b, "%s", n)
@@ -54,7 +54,7 @@ func (g *TaskGraph) WriteDOT(w io.Writer) error {
 		if n.Barrier {
 			shape = ", shape=octagon"
 		}
-		label := fmt.Sprintf("%s\n%d tasks", n.Label(), len(n.Tasks))
+		label := fmt.Sprintf("%s\n%s", n.Label(), plural(len(n.Tasks), "task"))
 		for _, t := range n.Tasks {
 			if t.IsStep() {
 				label += "\n" + t.Describe()

@@ -158,9 +158,9 @@ type TaskNode struct {
 	Out []int
 }
 
-// String prints "[i] run level NN component (n tasks)".
+// String prints "[i] run level NN component (n tasks)" ("1 task").
 func (n *TaskNode) String() string {
-	return fmt.Sprintf("[%d] %s (%d tasks)", n.Index, n.Label(), len(n.Tasks))
+	return fmt.Sprintf("[%d] %s (%s)", n.Index, n.Label(), plural(len(n.Tasks), "task"))
 }
 
 // Label names the node without its index: "50/cluster-ingress-operator",

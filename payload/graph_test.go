@@ -381,19 +381,19 @@ func TestGraphFormats(t *testing.T) {
 		}
 	}
 	wantText := `4 tasks in 4 nodes
-[0] 10/a (1 tasks)
+[0] 10/a (1 task)
     0000_10_a_crd.yaml#0 CustomResourceDefinition.apiextensions.k8s.io/widgets.example.com
-[1] 10/b (1 tasks) after [0] requires [0]
+[1] 10/b (1 task) after [0] requires [0]
     0000_10_b_cr.yaml#0 Widget.example.com/w1
-[2] 20/c/job Job.batch/j (1 tasks) after [0 1] requires [0 1]
+[2] 20/c/job Job.batch/j (1 task) after [0 1] requires [0 1]
     0000_20_c_job.yaml#0 Job.batch/j
-[3] unordered (1 tasks) after [2] requires [2]
+[3] unordered (1 task) after [2] requires [2]
     other.yaml#0 ConfigMap/x
 `
 	if diff := cmp.Diff(wantText, text.String()); diff != "" {
 		t.Errorf("text (-want +got):\n%s", diff)
 	}
-	for _, want := range []string{"digraph payload {", `n0 -> n1;`, `n2 [label="20/c/job Job.batch/j\n1 tasks", shape=octagon];`} {
+	for _, want := range []string{"digraph payload {", `n0 -> n1;`, `n2 [label="20/c/job Job.batch/j\n1 task", shape=octagon];`} {
 		if !strings.Contains(dot.String(), want) {
 			t.Errorf("DOT lacks %q:\n%s", want, dot.String())
 		}
@@ -569,7 +569,7 @@ func TestTaskGraphFormatsWithSteps(t *testing.T) {
 	if err := g.WriteText(&text); err != nil {
 		t.Fatal(err)
 	}
-	wantText := `3 tasks (2 objects, 1 step) in 1 nodes
+	wantText := `3 tasks (2 objects, 1 step) in 1 node
 [0] 05/a (3 tasks)
     0000_05_a_90_cm.yaml#0 ConfigMap/a90
     generated/0000_05_a_91_status.step step a/status after ConfigMap/a90
