@@ -2,14 +2,18 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
 	"runtime/debug"
 
 	"github.com/spf13/pflag"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apiversion "k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/discovery"
+
+	"github.com/payload-apply/payload-apply/lib/resourceapply"
 )
 
 func versionCommand() *command {
@@ -170,10 +174,15 @@ func (o *versionOptions) serverVersion(ctx context.Context, s IOStreams) (*apive
 		return nil, clusterError{fmt.Errorf("client: %w", err)}
 	}
 	v, err := dc.ServerVersion()
-	if err != nil {
-		return nil, connectionError(cfg.Host, err)
+	var status apierrors.APIStatus
+	switch {
+	case err == nil:
+		return v, nil
+	case errors.As(err, &status) && resourceapply.Classify(err) != resourceapply.ReasonUnauthorized:
+		// It answered, with an error.
+		return nil, clusterError{fmt.Errorf("asking the server at %s its version: %w", cfg.Host, err)}
 	}
-	return v, nil
+	return nil, connectionError(cfg.Host, err)
 }
 
 func (o *versionOptions) print(w io.Writer, info versionInfo) error {
