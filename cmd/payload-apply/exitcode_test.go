@@ -29,8 +29,26 @@ func commandArgs(t *testing.T) map[string][]string {
 	if err := os.WriteFile(filepath.Join(comp, "configmap.yaml"), []byte(testConfigMap), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	small := filepath.Join(dir, "payload")
+	for name, data := range map[string]string{
+		"release-manifests/release-metadata":         `{"kind": "cincinnati-metadata-v0", "version": "4.22.0"}`,
+		"release-manifests/image-references":         `{"kind": "ImageStream", "apiVersion": "image.openshift.io/v1", "metadata": {"name": "4.22.0"}, "spec": {"tags": []}}`,
+		"release-manifests/0000_50_x_00_config.yaml": strings.Replace(testConfigMap, "metadata:", "metadata:\n  annotations: {include.release.openshift.io/self-managed-high-availability: \"true\"}", 1),
+	} {
+		path := filepath.Join(small, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return map[string][]string{
 		"apply":      nil,
+		"extract":    {small, "--output-dir", filepath.Join(dir, "extracted"), "--included"},
+		"info":       {small},
+		"sign":       nil,
+		"verify":     nil,
 		"build":      {"--from", comp, "--version", "1.0.0", "--output-dir", filepath.Join(dir, "image")},
 		"completion": {"bash"},
 		"diff":       nil,
@@ -98,19 +116,20 @@ func TestExitCodes(t *testing.T) {
 		cases := []tc{
 			{name: "unknown flag", args: []string{"--no-such-flag"}, code: exitUsage, want: "unknown flag: --no-such-flag"},
 		}
-		if fs.Lookup("output") != nil {
+		visible := func(name string) bool { f := fs.Lookup(name); return f != nil && !f.Hidden }
+		if visible("output") {
 			cases = append(cases, tc{name: "unknown output format", args: []string{"-o", "no-such-format"}, code: exitUsage, want: `invalid argument "no-such-format" for "-o, --output" flag: want `})
 		}
-		if fs.Lookup("profile") != nil {
+		if visible("profile") {
 			cases = append(cases, tc{name: "unknown profile", args: []string{"--profile", "no-such-profile"}, code: exitUsage, want: `--profile: unknown profile "no-such-profile"`})
 		}
-		if fs.Lookup("feature-set") != nil {
+		if visible("feature-set") {
 			cases = append(cases, tc{name: "unknown feature set", args: []string{"--feature-set", "NoSuchSet"}, code: exitUsage, want: `--feature-set: unknown feature set "NoSuchSet"`})
 		}
-		if fs.Lookup("payload") != nil {
+		if visible("payload") {
 			cases = append(cases, tc{name: "missing payload", args: []string{"--payload", "/no/such/payload"}, code: exitUsage, want: "--payload: stat /no/such/payload"})
 		}
-		if fs.Lookup("kubeconfig") != nil {
+		if visible("kubeconfig") {
 			unreachable := "cannot reach the cluster at " + dead
 			cases = append(cases,
 				tc{name: "missing --kubeconfig", args: []string{"--kubeconfig", "/no/such/kubeconfig"}, code: exitUsage, want: "--kubeconfig: stat /no/such/kubeconfig"},

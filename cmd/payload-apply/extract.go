@@ -20,10 +20,10 @@ func extractCommand() *command {
 	return &command{
 		name:  "extract",
 		short: "Write a release payload's files to a directory, all of them or what a profile includes",
-		usage: "PAYLOAD --to DIR [--included [selection flags]]",
+		usage: "PAYLOAD --output-dir DIR [--included [selection flags]]",
 		long: `Writes the files of a release payload (a registry reference HOST/REPO:TAG,
 HOST/REPO@sha256:... or docker://..., an OCI layout, an image tarball or a
-payload directory) to DIR as they are in the payload: DIR/manifests/ and
+payload directory) to --output-dir DIR as they are in the payload: DIR/manifests/ and
 DIR/release-manifests/, so that DIR is itself a payload directory
 (--payload DIR). DIR must not exist or be empty; the files are written
 beside it and renamed into place, so a failure leaves nothing half written.
@@ -38,11 +38,16 @@ file of which none is; plus release-metadata and image-references. Unlike
 selection is the CVO's own. Overlays and components are not applied: that
 is what render shows.
 
+--to DIR, as 'oc adm release extract --to DIR' names it, is the deprecated
+name of --output-dir (directories are --output-dir in every command).
+
 Exit codes: 0 written; 1 the payload does not load or DIR cannot be
 written; 2 usage error, or the payload could not be read or pulled.`,
 		flags: func(fs *pflag.FlagSet) runner {
 			o := &extractOptions{}
-			fs.StringVar(&o.to, "to", "", "directory to write the payload's files to (must not exist or be empty)")
+			fs.StringVar(&o.to, "output-dir", "", "directory to write the payload's files to (must not exist or be empty)")
+			fs.StringVar(&o.to, "to", "", "deprecated: --output-dir")
+			deprecateFlag(fs, "to", "use --output-dir (as every command names the directory it writes)")
 			fs.BoolVar(&o.included, "included", false, "write only the manifests the selection includes")
 			o.selection.addFlags(fs)
 			_ = fs.MarkHidden("payload")
@@ -81,7 +86,7 @@ func (o *extractOptions) Complete(ctx context.Context, args []string, s IOStream
 
 func (o *extractOptions) Validate() error {
 	if o.to == "" {
-		return usageErrorf("--to DIR is required")
+		return usageErrorf("--output-dir DIR is required")
 	}
 	if !o.included {
 		for _, f := range []string{"profile", "feature-set", "feature-gates", "feature-gate-manifest", "baseline-capability-set",
@@ -93,10 +98,10 @@ func (o *extractOptions) Validate() error {
 	}
 	if st, err := os.Stat(o.to); err == nil {
 		if !st.IsDir() {
-			return usageErrorf("--to %s: exists and is not a directory", o.to)
+			return usageErrorf("--output-dir %s: exists and is not a directory", o.to)
 		}
 		if entries, err := os.ReadDir(o.to); err != nil || len(entries) > 0 {
-			return usageErrorf("--to %s: exists and is not empty", o.to)
+			return usageErrorf("--output-dir %s: exists and is not empty", o.to)
 		}
 	}
 	return nil

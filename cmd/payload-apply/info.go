@@ -44,7 +44,7 @@ payload could not be read or pulled.`,
 		flags: func(fs *pflag.FlagSet) runner {
 			o := &infoOptions{}
 			fs.StringVar(&o.changesFrom, "changes-from", "", "compare with this older payload")
-			fs.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
+			o.output = addOutputFlag(fs, formatText, formatJSON)
 			o.registry.addFlags(fs)
 			return o
 		},
@@ -53,7 +53,7 @@ payload could not be read or pulled.`,
 
 type infoOptions struct {
 	changesFrom string
-	output      string
+	output      *outputFlag
 	registry    registryFlags
 
 	info, from *releaseinfo.Info
@@ -114,22 +114,19 @@ func (o *infoOptions) describe(ctx context.Context, flag, spec string) (*release
 }
 
 func (o *infoOptions) Validate() error {
-	if o.output != "text" && o.output != "json" {
-		return usageErrorf("--output %q: want text or json", o.output)
-	}
 	return nil
 }
 
 func (o *infoOptions) Run(ctx context.Context, s IOStreams) error {
 	if o.from != nil {
 		d := releaseinfo.Compare(o.from, o.info)
-		if o.output == "json" {
+		if o.output.value == formatJSON {
 			return writeJSON(s.Out, d)
 		}
 		writeInfoDiff(s.Out, d)
 		return nil
 	}
-	if o.output == "json" {
+	if o.output.value == formatJSON {
 		return writeJSON(s.Out, o.info)
 	}
 	writeInfo(s.Out, o.info)

@@ -26,6 +26,9 @@ const (
 	formatJSON = "json"
 	formatName = "name" // one "kind.group/name" per object, as kubectl -o name
 	formatDOT  = "dot"  // graph: Graphviz
+	// formatConfigMap: sign's atomic signature as the CVO's signature
+	// ConfigMap (YAML).
+	formatConfigMap = "configmap"
 )
 
 // outputFlag is -o/--output: the format of what a command prints on

@@ -17,7 +17,7 @@ func TestExtractIncluded(t *testing.T) {
 	for _, profile := range []string{"self-managed-high-availability", "single-node-developer", "ibm-cloud-managed", "hypershift"} {
 		t.Run(profile, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "extracted")
-			mustRun(t, "extract", dir, "--to", out, "--included", "--profile", profile)
+			mustRun(t, "extract", dir, "--output-dir", out, "--included", "--profile", profile)
 			want := mustRun(t, "render", "--payload", dir, "--profile", profile)
 			if got := mustRun(t, "render", "--payload", out, "--profile", profile); got != want {
 				t.Errorf("render of the extract differs from render of the payload")
@@ -31,7 +31,7 @@ func TestExtractIncluded(t *testing.T) {
 	}
 	t.Run("everything", func(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "all")
-		mustRun(t, "extract", dir, "--to", out)
+		mustRun(t, "extract", dir, "--output-dir", out)
 		for _, f := range []string{"release-manifests/release-metadata", "manifests/0000_00_cluster-version-operator_30_deployment.yaml"} {
 			want, _ := os.ReadFile(filepath.Join(dir, f))
 			got, err := os.ReadFile(filepath.Join(out, f))
@@ -45,9 +45,9 @@ func TestExtractIncluded(t *testing.T) {
 		os.WriteFile(filepath.Join(full, "x"), nil, 0o644)
 		for _, args := range [][]string{
 			{"extract", dir},
-			{"extract", dir, "--to", full},
-			{"extract", dir, "--to", filepath.Join(t.TempDir(), "o"), "--profile", "hypershift"},
-			{"extract", "--payload", dir, dir, "--to", filepath.Join(t.TempDir(), "o")},
+			{"extract", dir, "--output-dir", full},
+			{"extract", dir, "--output-dir", filepath.Join(t.TempDir(), "o"), "--profile", "hypershift"},
+			{"extract", "--payload", dir, dir, "--output-dir", filepath.Join(t.TempDir(), "o")},
 		} {
 			if _, errOut, code := runCLI(t, args...); code != 2 {
 				t.Errorf("%v: exit %d, want 2:\n%s", args, code, errOut)
@@ -92,7 +92,7 @@ func TestInfo(t *testing.T) {
 
 	// --changes-from: a copy with one image and one manifest changed.
 	other := filepath.Join(t.TempDir(), "other")
-	mustRun(t, "extract", dir, "--to", other)
+	mustRun(t, "extract", dir, "--output-dir", other)
 	refs := filepath.Join(other, "release-manifests", "image-references")
 	data, _ := os.ReadFile(refs)
 	os.WriteFile(refs, []byte(strings.Replace(string(data), "origin-aws-ebs-csi-driver:latest", "origin-aws-ebs-csi-driver:v2", 1)), 0o644)

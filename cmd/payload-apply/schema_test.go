@@ -91,6 +91,12 @@ func TestCLIDoc(t *testing.T) {
 	cluster := pflag.NewFlagSet("cluster", pflag.ContinueOnError)
 	var kube kubeFlags
 	kube.addFlags(cluster)
+	registry := pflag.NewFlagSet("registry", pflag.ContinueOnError)
+	var reg registryFlags
+	reg.addFlags(registry)
+	verification := pflag.NewFlagSet("verification", pflag.ContinueOnError)
+	var ver verifyFlags
+	ver.addFlags(verification)
 	for _, c := range commands() {
 		row, ok := rows[c.name]
 		if !ok {
@@ -105,6 +111,15 @@ func TestCLIDoc(t *testing.T) {
 			case f.Name == "output":
 				if !strings.Contains(row, "`-o`") {
 					t.Errorf("docs/cli.md: the row of %s does not name -o", c.name)
+				}
+			case registry.Lookup(f.Name) != nil:
+				// The selection flags include them.
+				if !strings.Contains(row, "registry flags") && !strings.Contains(row, "selection flags") {
+					t.Errorf("docs/cli.md: %s takes the registry flags (--%s), its row does not say so", c.name, f.Name)
+				}
+			case verification.Lookup(f.Name) != nil:
+				if !strings.Contains(row, "verification flags") {
+					t.Errorf("docs/cli.md: %s takes the verification flags (--%s), its row does not say so", c.name, f.Name)
 				}
 			case selection.Lookup(f.Name) != nil:
 				if !strings.Contains(row, "selection flags") {

@@ -52,7 +52,8 @@ could not be read or the registry refused.`,
 			fs.StringVar(&o.passphraseFile, "passphrase-file", "", "file holding the passphrase of --key")
 			fs.StringVar(&o.identity, "identity", "", "the docker-reference the atomic signature names (default: IMAGE as given)")
 			fs.StringVar(&o.dir, "signature-dir", "", "write the atomic signature into this signature store directory")
-			fs.StringVarP(&o.output, "output", "o", "", `"configmap": print the atomic signature as the CVO's signature ConfigMap (YAML) on stdout`)
+			o.output = addOutputFlag(fs, formatText, formatConfigMap)
+			fs.Lookup("output").Usage = `"configmap": print the atomic signature as the CVO's signature ConfigMap (YAML) on stdout; "text": print nothing there`
 			fs.StringVar(&o.cosignKey, "cosign-key", "", "cosign private key file for a cosign signature pushed beside the image")
 			o.registry.addFlags(fs)
 			return o
@@ -61,9 +62,10 @@ could not be read or the registry refused.`,
 }
 
 type signOptions struct {
-	key, passphraseFile, identity, dir, output string
-	cosignKey                                  string
-	registry                                   registryFlags
+	key, passphraseFile, identity, dir string
+	output                             *outputFlag
+	cosignKey                          string
+	registry                           registryFlags
 
 	src payloadSource
 }
@@ -84,12 +86,10 @@ func (o *signOptions) Validate() error {
 	switch {
 	case o.key == "" && o.cosignKey == "":
 		return usageErrorf("say how to sign: --key (atomic signature) or --cosign-key")
-	case o.key != "" && o.dir == "" && o.output == "":
+	case o.key != "" && o.dir == "" && o.output.value != formatConfigMap:
 		return usageErrorf("say where the atomic signature goes: --signature-dir DIR or -o configmap")
-	case o.key == "" && (o.dir != "" || o.output != "" || o.passphraseFile != "" || o.identity != ""):
+	case o.key == "" && (o.dir != "" || o.output.value == formatConfigMap || o.passphraseFile != "" || o.identity != ""):
 		return usageErrorf("--signature-dir, -o, --passphrase-file and --identity go with --key")
-	case o.output != "" && o.output != "configmap":
-		return usageErrorf("--output %q: want configmap", o.output)
 	}
 	return nil
 }
@@ -142,7 +142,7 @@ func (o *signOptions) signAtomic(s IOStreams) error {
 		}
 		fmt.Fprintf(s.ErrOut, "signed %s (atomic, key %s): wrote %s\n", o.src.Digest, signature.Fingerprint(key.PrimaryKey), p)
 	}
-	if o.output == "configmap" {
+	if o.output.value == formatConfigMap {
 		cm, err := store.ConfigMap(o.src.Digest.String(), [][]byte{sig})
 		if err != nil {
 			return err

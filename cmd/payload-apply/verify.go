@@ -46,7 +46,7 @@ usage error, or IMAGE could not be read or resolved.`,
 		flags: func(fs *pflag.FlagSet) runner {
 			o := &verifyOptions{}
 			o.verify.addFlags(fs)
-			fs.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
+			o.output = addOutputFlag(fs, formatText, formatJSON)
 			o.registry.addFlags(fs)
 			return o
 		},
@@ -56,7 +56,7 @@ usage error, or IMAGE could not be read or resolved.`,
 type verifyOptions struct {
 	verify   verifyFlags
 	registry registryFlags
-	output   string
+	output   *outputFlag
 
 	src payloadSource
 }
@@ -77,9 +77,6 @@ func (o *verifyOptions) Validate() error {
 	if o.verify.allowUnverified {
 		return usageErrorf("--allow-unverified makes no sense here")
 	}
-	if o.output != "text" && o.output != "json" {
-		return usageErrorf("--output %q: want text or json", o.output)
-	}
 	return nil
 }
 
@@ -93,7 +90,7 @@ func (o *verifyOptions) Run(ctx context.Context, s IOStreams) error {
 	if err != nil && !errors.As(err, &ue) {
 		return err
 	}
-	if o.output == "json" {
+	if o.output.value == formatJSON {
 		data, err := json.MarshalIndent(r, "", "  ")
 		if err != nil {
 			return err

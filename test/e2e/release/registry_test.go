@@ -68,7 +68,7 @@ func TestPushPullRealPayload(t *testing.T) {
 		t.Errorf("info: %+v", info)
 	}
 	out := filepath.Join(t.TempDir(), "extracted")
-	e.must("extract", ref, "--to", out, "--included", "--profile", "single-node-developer")
+	e.must("extract", ref, "--output-dir", out, "--included", "--profile", "single-node-developer")
 	if got := e.must("render", "--payload", out, "--profile", "single-node-developer").stdout; got != wantYAML {
 		t.Errorf("render of extract --included differs from render of the payload")
 	}
