@@ -33,13 +33,24 @@ type applier struct {
 	// work, when set, is the context of the requests instead of the one
 	// Apply gets, which ends on an interrupt.
 	work context.Context
+	// interrupt, when set, ends on the interrupt: the update's waits stop
+	// at once (they write nothing).
+	interrupt context.Context
+
+	// update, when set, makes Apply wait as an update does (see
+	// updateWaits).
+	update *updateWaits
+	// waiting are what the tasks in an update wait for, by Task.Index.
+	waiting map[int]string
+	// deleted are the objects an update deleted.
+	deleted []*deleted
 }
 
 var _ payload.Applier = (*applier)(nil)
 
 func newApplier(mgr *resourceapply.Manager, opts resourceapply.ApplyOptions, tasks int, work context.Context, out *serial) *applier {
 	return &applier{mgr: mgr, opts: opts, out: out, changes: make([]resourceapply.Change, tasks),
-		reasons: make([]resourceapply.Reason, tasks), inFlight: map[int]*flight{}, work: work}
+		reasons: make([]resourceapply.Reason, tasks), inFlight: map[int]*flight{}, work: work, waiting: map[int]string{}}
 }
 
 // flight is a task being applied: since when, and what it waits for.
@@ -123,6 +134,23 @@ func (a *applier) Apply(ctx context.Context, t *payload.Task) error {
 		a.mu.Unlock()
 	}
 	change, err := a.mgr.Apply(ctx, m.Obj, opts)
+	if err == nil && a.update != nil {
+		if m.IsDelete() {
+			a.noteDeleted(ctx, t, change)
+		} else {
+			waitCtx := ctx
+			if a.interrupt != nil {
+				var cancel context.CancelFunc
+				waitCtx, cancel = context.WithCancel(ctx)
+				stop := context.AfterFunc(a.interrupt, cancel)
+				defer stop()
+				defer cancel()
+			}
+			if err = a.waitUpdated(waitCtx, t, f); err != nil {
+				change.Action = resourceapply.Failed
+			}
+		}
+	}
 	if err == nil && payload.IsJob(m) && !a.opts.DryRun && change.Action != resourceapply.Deleted {
 		what := "job " + m.ID().String()
 		err = a.mgr.Wait(ctx, []*unstructured.Unstructured{m.Obj}, resourceapply.WaitOptions{

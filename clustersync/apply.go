@@ -5,10 +5,12 @@ import (
 	"sync"
 	"time"
 
+	configv1 "github.com/openshift/api/config/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/payload-apply/payload-apply/lib/resourceapply"
 	"github.com/payload-apply/payload-apply/payload"
+	"github.com/payload-apply/payload-apply/plan"
 )
 
 // ApplyOptions say how Apply applies a plan.
@@ -16,10 +18,15 @@ type ApplyOptions struct {
 	// Parallelism is the most task graph nodes applied at once, and the
 	// most staged objects applied at once; below 1 means 1.
 	Parallelism int
-	// Order is how the graph's nodes are ordered (payload.OrderGraph when
-	// empty).
+	// Order is how the graph's nodes are ordered. Empty: as the CVO by
+	// the state the record gives (see Apply); Upgrade always uses
+	// payload.OrderUpdate.
 	Order payload.Order
-	// DryRun sends every write as a server-side dry run: nothing changes.
+	// Attempt seeds payload.OrderReconcile's permutation (the CVO counts
+	// its attempts at one payload); a controller increments it.
+	Attempt int
+	// DryRun sends every write as a server-side dry run: nothing changes,
+	// the record included.
 	DryRun bool
 	// Wait waits, after the graph, until the applied objects are ready
 	// (ClusterOperators available with their versions); not in a dry run.
@@ -45,6 +52,17 @@ type ApplyOptions struct {
 	SlowAfter time.Duration
 	// Sink receives the progress; nil: Discard.
 	Sink Sink
+	// Release names the payload in the record and says how it was
+	// verified. Without an image the record keeps no history (as the
+	// CVO's), so every Apply is an install.
+	Release Release
+	// NoRecord leaves the cluster's record alone: no ClusterVersion is
+	// made or written (for measuring the apply alone).
+	NoRecord bool
+	// RecordInterval is how often the record's status is brought up to
+	// date while the run goes on (only when it changed); zero:
+	// DefaultRecordInterval.
+	RecordInterval time.Duration
 }
 
 // Defaults of ApplyOptions.
@@ -56,14 +74,17 @@ const (
 	DefaultGrace = 10 * time.Second
 	// DefaultSlowAfter is how long a task may take before it is named.
 	DefaultSlowAfter = 5 * time.Second
+	// DefaultRecordInterval is how often the record's status follows the
+	// progress.
+	DefaultRecordInterval = 5 * time.Second
 )
 
 // DefaultApplyOptions returns the options of `payload-apply apply`.
 func DefaultApplyOptions() ApplyOptions {
-	return ApplyOptions{Parallelism: DefaultParallelism, Order: payload.OrderGraph, Grace: DefaultGrace, SlowAfter: DefaultSlowAfter}
+	return ApplyOptions{Parallelism: DefaultParallelism, Grace: DefaultGrace, SlowAfter: DefaultSlowAfter, RecordInterval: DefaultRecordInterval}
 }
 
-// ApplyReport is what an Apply did.
+// ApplyReport is what an Apply (or an Upgrade) did.
 type ApplyReport struct {
 	// Objects are the objects' outcomes and Steps the steps', in apply
 	// order (tasks that never started are not in them).
@@ -87,6 +108,21 @@ type ApplyReport struct {
 	Duration time.Duration
 	// Nodes are the graph nodes' end states.
 	Nodes []payload.NodeState
+	// Order is the order the graph ran in, and State the CVO's state it
+	// stands for: "Initializing" (an install), "Updating" or
+	// "Reconciling".
+	Order payload.Order
+	State string
+	// Release is the release applied, as the record names it.
+	Release configv1.Release
+	// Record is the cluster's record as the run left it (nil when it was
+	// not written: a dry run, NoRecord), and RecordWrites counts its
+	// writes (its status, PUT to the status subresource; an update's
+	// spec.desiredUpdate, a PATCH), counted in Requests too.
+	Record       *configv1.ClusterVersion
+	RecordWrites int
+	// Completed says the record's history entry of Release is Completed.
+	Completed bool
 	// Wait is how the wait ended; nil when there was none to do (no Wait,
 	// a dry run, an interrupt or the timeout before it).
 	Wait *WaitReport
@@ -112,13 +148,80 @@ type WaitReport struct {
 // for), without an interrupt.
 func (r *ApplyReport) OK() bool { return len(r.Errors) == 0 && r.Interrupted == nil }
 
-// Apply applies the session's plan to its cluster (see ApplyOptions): the
-// CustomResourceDefinitions and Namespaces are staged ahead of the graph,
-// then the graph runs, then, with Wait, the applied objects are waited on.
+// The CVO's states, as ApplyReport.State names them.
+const (
+	StateInitializing = "Initializing"
+	StateUpdating     = "Updating"
+	StateReconciling  = "Reconciling"
+)
+
+// Apply applies the session's plan to its cluster (see ApplyOptions) and
+// keeps the cluster's record (Session.Record, ClusterVersion "version") as
+// the CVO does: the record says which release the cluster runs, so Apply
+// installs a release (the cluster has none: the CVO's install order, the
+// CustomResourceDefinitions and Namespaces staged ahead of the graph),
+// finishes an install or an update of the same release that stopped
+// (history Partial: the install order, or the update order, with the
+// update's waits when an Upgrade started it) or applies again the release the cluster runs (the CVO's reconcile
+// order). A plan of another release version is refused with a
+// *ReleaseMismatchError: that is an Upgrade. ApplyOptions.Order overrides
+// the order. With Wait, the applied objects are waited on at the end.
+//
+// The record is made when missing (its CustomResourceDefinition from the
+// payload), its status written as the apply starts, every
+// ApplyOptions.RecordInterval while it changes, and at the end: history
+// entry Completed when everything was applied.
+//
 // ctx is the interrupt: when it ends, nothing new starts and the tasks in
-// flight get opts.Grace; the report says what is left. Apply never returns
-// an error of its own: every failure is in the report.
+// flight get opts.Grace; the report says what is left. Apply never
+// returns an error of its own: every failure is in the report.
 func Apply(ctx context.Context, s *Session, opts ApplyOptions) *ApplyReport {
+	m, err := applyMode(s.Record, s.Plan, opts.Release)
+	if err != nil {
+		return refused(s, err)
+	}
+	if opts.Order != "" {
+		m.order = opts.Order
+	}
+	st := runSettings{mode: m, record: s.Record, capsSpec: s.CapabilitiesSpec}
+	// The update's waits are an upgrade's: Apply has them when it
+	// continues the update an Upgrade started (spec.desiredUpdate names
+	// the release), not when it applies another image of the version the
+	// cluster runs, which, as an install, waits for no operator.
+	if d := desiredUpdate(s.Record); m.state == StateUpdating && d != nil && d.Image != "" && d.Image == opts.Release.Image {
+		st.updateWaits = true
+	}
+	return run(ctx, s.Cluster, s.Plan, opts, st)
+}
+
+// refused is the report of a run that did not start.
+func refused(s *Session, err error) *ApplyReport {
+	r := &ApplyReport{Objects: &resourceapply.ChangeSet{}, Steps: &resourceapply.ChangeSet{}, Errors: []error{err}}
+	if g := s.Plan.Graph; g != nil {
+		r.Tasks, r.StepTasks = len(g.Tasks), g.StepCount()
+	}
+	r.Requests = s.Cluster.Requests.Counts()
+	r.Record = s.Record
+	return r
+}
+
+// runSettings are what Apply and Upgrade decided before the run.
+type runSettings struct {
+	mode   mode
+	record *configv1.ClusterVersion
+	// capsSpec is spec.capabilities of a record made now.
+	capsSpec *configv1.ClusterVersionCapabilitiesSpec
+	// upgrade holds what an Upgrade adds to the record; nil for Apply.
+	upgrade *Upgrade
+	// updateWaits: an update's waits (see RunUpgrade) after each object.
+	updateWaits bool
+	// writer, when set, is the record's writer (Upgrade opened it).
+	writer *recordWriter
+}
+
+// run applies plan p with opts as st says: the record, the graph, the
+// waits.
+func run(ctx context.Context, c *Cluster, p *plan.Plan, opts ApplyOptions, st runSettings) *ApplyReport {
 	start := time.Now()
 	if opts.Grace <= 0 {
 		opts.Grace = DefaultGrace
@@ -126,67 +229,95 @@ func Apply(ctx context.Context, s *Session, opts ApplyOptions) *ApplyReport {
 	if opts.SlowAfter <= 0 {
 		opts.SlowAfter = DefaultSlowAfter
 	}
-	if opts.Order == "" {
-		opts.Order = payload.OrderGraph
+	if opts.RecordInterval <= 0 {
+		opts.RecordInterval = DefaultRecordInterval
 	}
 	out := newSerial(opts.Sink)
 	// run ends on the interrupt (ctx) or the timeout: no task starts after
 	// that. work, which the tasks' requests use, ends on the timeout, or
 	// Grace after an interrupt, or on Abort: the tasks in flight get the
 	// chance to finish.
-	run, cancel := ctx, context.CancelFunc(func() {})
+	runCtx, cancel := ctx, context.CancelFunc(func() {})
 	work, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
 	if opts.Timeout > 0 {
-		run, cancel = context.WithTimeout(ctx, opts.Timeout)
+		runCtx, cancel = context.WithTimeout(ctx, opts.Timeout)
 		work, cancelWork = context.WithDeadline(context.WithoutCancel(ctx), start.Add(opts.Timeout))
 	}
 	defer cancel()
 	defer cancelWork()
 	logger := klog.FromContext(ctx)
 
-	p, mgr := s.Plan, s.Cluster.Manager
+	mgr := c.Manager
 	objs := p.Unstructured()
 	mgr.ExpectKinds(resourceapply.CRDKinds(objs)...)
 	mgr.ExpectNamespaces(resourceapply.Namespaces(objs)...)
 	mgr.ExpectObjects(objs...)
 
 	g := p.Graph
-	out.emit(Planned{Tasks: len(g.Tasks), Steps: g.StepCount()})
+	if st.mode.order != payload.OrderUpdate {
+		g = g.WithOrder(st.mode.order, opts.Attempt)
+	}
+	r := &ApplyReport{Objects: &resourceapply.ChangeSet{}, Steps: &resourceapply.ChangeSet{}, Tasks: len(g.Tasks),
+		StepTasks: g.StepCount(), Order: st.mode.order, State: st.mode.state, Release: st.mode.release(p, opts.Release)}
 	applyOpts := resourceapply.DefaultApplyOptions()
 	applyOpts.DryRun = opts.DryRun
 	a := newApplier(mgr, applyOpts, len(g.Tasks), work, out)
+	a.interrupt = runCtx
+	if st.mode.state == StateUpdating && st.updateWaits && !opts.DryRun {
+		a.update = newUpdateWaits(p)
+	}
+
+	var rec *recordProgress
+	if !opts.DryRun && !opts.NoRecord {
+		var err error
+		if rec, err = startRecord(work, c, p, opts, st, a, r.Release); err != nil {
+			r.Errors = []error{err}
+			r.Requests = c.Requests.Counts()
+			r.Duration = time.Since(start)
+			return r
+		}
+	}
+
+	out.emit(Planned{Tasks: len(g.Tasks), Steps: g.StepCount()})
 	stop := make(chan struct{})
 	var bg sync.WaitGroup
 	bg.Go(func() { a.graceOnInterrupt(ctx, stop, cancelWork, opts.Grace, opts.Abort) })
 	bg.Go(func() { a.reportSlow(stop, opts.SlowAfter) })
-	if opts.Order == payload.OrderInstall {
-		g = payload.InstallOrder(g)
+	if rec != nil {
+		bg.Go(func() { rec.follow(work, stop, opts.RecordInterval) })
 	}
-	states, errs := payload.Run(run, g, a, payload.RunOptions{
+	var stage func(*payload.Task) bool
+	if st.mode.order == payload.OrderInstall {
+		// The engine's stand-in for the CVO's retries at install: see
+		// docs/apply.md.
+		stage = payload.StageCRDsAndNamespaces
+	}
+	states, errs := payload.Run(runCtx, g, a, payload.RunOptions{
 		Parallelism: opts.Parallelism,
-		Stage:       payload.StageCRDsAndNamespaces,
+		Stage:       stage,
 		Isolated:    isolated,
 		Observe:     a.observe,
 	})
 	close(stop)
 	bg.Wait()
-	logger.V(1).Info("Graph done", "nodes", payload.Summary(states))
+	logger.V(1).Info("Graph done", "order", st.mode.order, "nodes", payload.Summary(states))
 
-	var waited *WaitReport
+	if a.update != nil && runCtx.Err() == nil {
+		errs = append(errs, a.waitUpdateEnd(runCtx, p, rec)...)
+	}
 	switch {
-	case !opts.Wait || opts.DryRun || run.Err() != nil:
+	case !opts.Wait || opts.DryRun || runCtx.Err() != nil:
 	case len(errs) > 0 && !opts.WaitOnFailure:
-		waited = &WaitReport{Skipped: true, Failed: len(errs)}
+		r.Wait = &WaitReport{Skipped: true, Failed: len(errs)}
 		logger.V(1).Info("Not waiting: objects failed", "failures", len(errs))
 	default:
 		var werrs []error
-		werrs, waited = a.wait(run, p, !opts.WaitOnFailure)
+		werrs, r.Wait = a.wait(runCtx, p, !opts.WaitOnFailure)
 		errs = append(errs, werrs...)
 	}
 
-	r := &ApplyReport{Objects: &resourceapply.ChangeSet{}, Steps: &resourceapply.ChangeSet{}, Tasks: len(p.Graph.Tasks),
-		StepTasks: p.Graph.StepCount(), Done: a.done(), Nodes: states, Wait: waited}
-	for i, t := range p.Graph.Tasks {
+	r.Done, r.Nodes = a.done(), states
+	for i, t := range g.Tasks {
 		switch {
 		case a.changes[i].Action == "":
 		case t.IsStep():
@@ -199,11 +330,22 @@ func Apply(ctx context.Context, s *Session, opts ApplyOptions) *ApplyReport {
 		// What the interrupt stopped is no failure of its own: it is
 		// counted, not listed.
 		errs = withoutInterrupted(errs)
-		c := interruptReport(p.Graph.Tasks, a.changes, a.reasons)
+		c := interruptReport(g.Tasks, a.changes, a.reasons)
 		r.Interrupted = &c
 	}
 	r.Errors = errs
-	r.Requests = s.Cluster.Requests.Counts()
+	if rec != nil {
+		// The interrupt's work context may be over: the last write gets
+		// its own time.
+		fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		if err := rec.finish(fctx, r); err != nil {
+			r.Errors = append(r.Errors, err)
+		}
+		fcancel()
+		r.Record, r.RecordWrites = rec.w.record(), rec.w.count()
+		r.Completed = rec.completed()
+	}
+	r.Requests = c.Requests.Counts()
 	r.Duration = time.Since(start)
 	return r
 }

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
@@ -31,6 +32,17 @@ type Cluster struct {
 	Requests *requests.Counter
 
 	warnings *warnings
+	// dyn is a dynamic client of Config for what the Manager does not do
+	// (the record), made once.
+	dynOnce sync.Once
+	dyn     dynamic.Interface
+	dynErr  error
+}
+
+// dynamic returns a dynamic client of the Cluster's Config.
+func (c *Cluster) dynamic() (dynamic.Interface, error) {
+	c.dynOnce.Do(func() { c.dyn, c.dynErr = dynamic.NewForConfig(c.Config) })
+	return c.dyn, c.dynErr
 }
 
 // ConnectOptions say how Connect talks to the server.

@@ -18,6 +18,7 @@
 // what was applied, failed, stopped and not started, so that a re-run
 // converges.
 //
-// May import: lib/component, lib/diff, lib/manifest, lib/redact,
-// lib/requests, lib/resourceapply, payload, plan, profiles.
+// May import: lib/clusterversion, lib/component, lib/diff, lib/manifest,
+// lib/redact, lib/requests, lib/resourceapply, payload, plan, profiles,
+// upgrade.
 package clustersync

@@ -74,14 +74,21 @@ func TestEngine(t *testing.T) {
 		t.Errorf("profile %q, want the default on a cluster that names none", sess.Plan.Profile)
 	}
 
+	// The record names the payload by an image of the caller's choosing.
+	release := clustersync.Release{Image: "test.invalid/embedded@sha256:0123"}
 	opts := clustersync.DefaultApplyOptions()
-	opts.Sink = rec
+	opts.Sink, opts.Release = rec, release
 	first := clustersync.Apply(ctx, sess, opts)
 	if !first.OK() {
 		t.Fatalf("first apply: %v", first.Errors)
 	}
 	if first.Done != first.Tasks || first.Objects.Count(resourceapply.Created) == 0 {
 		t.Errorf("first apply: %d of %d done, %s", first.Done, first.Tasks, first.Objects.Summary())
+	}
+	// The record: the release installed, Completed.
+	if cv := first.Record; cv == nil || len(cv.Status.History) != 1 || cv.Status.History[0].State != "Completed" ||
+		cv.Status.History[0].Image != release.Image || cv.Status.Desired.Version != "4.22.0" || first.State != clustersync.StateInitializing {
+		t.Errorf("record after the install: %+v (state %s)", first.Record, first.State)
 	}
 	c := rec.count()
 	if c["Planned"] != 1 || c["StageStarted"] != 1 || c["StageDone"] != 1 || c["TaskDone"] != first.Tasks || c["RunLevelDone"] == 0 {
@@ -98,12 +105,14 @@ func TestEngine(t *testing.T) {
 		t.Errorf("second plan's profile came from %q, want the cluster's ConfigMap", again.Plan.ProfileSource)
 	}
 	before := again.Cluster.Requests.Writes()
-	second := clustersync.Apply(ctx, again, clustersync.DefaultApplyOptions())
+	opts = clustersync.DefaultApplyOptions()
+	opts.Release = release
+	second := clustersync.Apply(ctx, again, opts)
 	if !second.OK() {
 		t.Fatalf("re-apply: %v", second.Errors)
 	}
-	if w := again.Cluster.Requests.Writes() - before; w != 0 {
-		t.Errorf("re-apply made %d writes, want none (%s)", w, second.Objects.Summary())
+	if w := again.Cluster.Requests.Writes() - before; w != 0 || second.State != clustersync.StateReconciling {
+		t.Errorf("re-apply (%s) made %d writes, want none (%s)", second.State, w, second.Objects.Summary())
 	}
 
 	d, err := clustersync.Diff(ctx, again, clustersync.DiffOptions{})

@@ -84,6 +84,21 @@ type Waiting struct {
 	Deadline time.Time
 }
 
+// UpdateWaiting: in an update, a task waits for the object it applied to
+// reach the release's state, as the CVO's update does: a ClusterOperator
+// its versions (Available, not Degraded), a Deployment or DaemonSet its
+// rollout. It comes when the wait starts or what it lacks changes
+// (Message), and when it ends (Done; Err nil when the object is ready).
+// What names the object as the record's Progressing message does: the
+// ClusterOperator's name, "deployment ns/name".
+type UpdateWaiting struct {
+	Task    *payload.Task
+	What    string
+	Message string
+	Done    bool
+	Err     error
+}
+
 // StepRerun: a step that owns a status (component.Repeating) ran again
 // while the apply waited, and wrote or failed differently from the last
 // time (unchanged runs are not reported).
@@ -111,16 +126,17 @@ type Warning struct {
 	Object manifest.ID
 }
 
-func (Planned) event()      {}
-func (StageStarted) event() {}
-func (StageDone) event()    {}
-func (TaskDone) event()     {}
-func (RunLevelDone) event() {}
-func (Slow) event()         {}
-func (Waiting) event()      {}
-func (StepRerun) event()    {}
-func (Interrupting) event() {}
-func (Warning) event()      {}
+func (Planned) event()       {}
+func (StageStarted) event()  {}
+func (StageDone) event()     {}
+func (TaskDone) event()      {}
+func (RunLevelDone) event()  {}
+func (Slow) event()          {}
+func (Waiting) event()       {}
+func (StepRerun) event()     {}
+func (UpdateWaiting) event() {}
+func (Interrupting) event()  {}
+func (Warning) event()       {}
 
 // serial delivers events to a Sink one at a time.
 type serial struct {

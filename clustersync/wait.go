@@ -24,6 +24,12 @@ import (
 // wait's errors and, when the wait failed, the last error of each step run
 // again, and how the wait ended.
 func (a *applier) wait(ctx context.Context, p *plan.Plan, stopAtFailure bool) ([]error, *WaitReport) {
+	return a.waitFor(ctx, p, nil, stopAtFailure)
+}
+
+// waitFor is wait for the objects only accepts (nil: all), and the steps
+// that own any of them.
+func (a *applier) waitFor(ctx context.Context, p *plan.Plan, only func(manifest.ID) bool, stopAtFailure bool) ([]error, *WaitReport) {
 	release := ""
 	if p.Payload != nil && p.Payload.Release != nil {
 		release = p.Payload.Release.Version
@@ -33,6 +39,9 @@ func (a *applier) wait(ctx context.Context, p *plan.Plan, stopAtFailure bool) ([
 	for i, t := range p.Graph.Tasks {
 		r, ok := t.Step.(component.Repeating)
 		if !ok {
+			continue
+		}
+		if only != nil && !ownsAny(r, only) {
 			continue
 		}
 		// Steps that failed or did not run have said so already.
@@ -45,7 +54,7 @@ func (a *applier) wait(ctx context.Context, p *plan.Plan, stopAtFailure bool) ([
 	}
 	var waitFor []*unstructured.Unstructured
 	for i, t := range p.Graph.Tasks {
-		if t.IsStep() || t.Manifest.IsDelete() {
+		if t.IsStep() || t.Manifest.IsDelete() || (only != nil && !only(t.Manifest.ID())) {
 			continue
 		}
 		switch a.changes[i].Action {
@@ -111,6 +120,16 @@ func anyNotReady(err error) bool {
 		return false
 	}
 	return resourceapply.ReasonOf(err) == resourceapply.ReasonNotReady
+}
+
+// ownsAny reports whether r owns an object only accepts.
+func ownsAny(r component.Repeating, only func(manifest.ID) bool) bool {
+	for _, id := range r.Owns() {
+		if only(id) {
+			return true
+		}
+	}
+	return false
 }
 
 // rerunNews reports whether a step run again while waiting is worth

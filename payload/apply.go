@@ -58,8 +58,8 @@ const (
 	EventStageDone EventType = "StageDone"
 	// EventTaskDone: a task was applied (Err nil) or failed.
 	EventTaskDone EventType = "TaskDone"
-	// EventRunLevelDone: every node of RunLevel has finished (applied,
-	// failed or skipped).
+	// EventRunLevelDone: every task of RunLevel has been applied, has
+	// failed, or was left behind by its node's failure or skip.
 	EventRunLevelDone EventType = "RunLevelDone"
 )
 
@@ -153,16 +153,17 @@ func Run(ctx context.Context, g *TaskGraph, a Applier, opts RunOptions) ([]NodeS
 		stagePar = par
 	}
 	r := &runner{g: g, a: a, opts: opts, staged: map[int]*stagedTask{}, levelLeft: map[int]int{}, levels: map[int]*LevelCount{},
-		failed: make([]bool, len(g.Tasks))}
+		failed: make([]bool, len(g.Tasks)), accounted: make([]bool, len(g.Tasks))}
 	for _, n := range g.Nodes {
-		r.levelLeft[n.RunLevel]++
-		lc := r.levels[n.RunLevel]
-		if lc == nil {
-			lc = &LevelCount{}
-			r.levels[n.RunLevel] = lc
-		}
-		lc.Tasks += len(n.Tasks)
 		for _, t := range n.Tasks {
+			level := t.RunLevel()
+			r.levelLeft[level]++
+			lc := r.levels[level]
+			if lc == nil {
+				lc = &LevelCount{}
+				r.levels[level] = lc
+			}
+			lc.Tasks++
 			if t.IsStep() {
 				lc.Steps++
 			}
@@ -202,10 +203,14 @@ type runner struct {
 	// once the stage has started.
 	staged map[int]*stagedTask
 
-	mu        sync.Mutex
-	isolated  []*TaskError
-	failed    []bool // by Task.Index-1
-	done      int
+	mu       sync.Mutex
+	isolated []*TaskError
+	failed   []bool // by Task.Index-1
+	done     int
+	// accounted marks, by Task.Index-1, the tasks a node has passed (run,
+	// taken from the stage, or left behind by a failure or skip):
+	// levelLeft counts, per run level, the tasks not accounted yet.
+	accounted []bool
 	levelLeft map[int]int
 	levels    map[int]*LevelCount
 	// emitMu serializes Observe.
@@ -313,6 +318,7 @@ func (r *runner) node(ctx context.Context, n *TaskNode) error {
 			}
 			r.finished(t, err, false)
 		}
+		r.account(t)
 		if err == nil {
 			continue
 		}
@@ -341,60 +347,37 @@ func (r *runner) afterFailed(t *Task) error {
 	return nil
 }
 
-// nodeDone reports a run level when its last node finishes.
+// nodeDone accounts for the tasks of a node that finished (or was
+// skipped) without reaching them.
 func (r *runner) nodeDone(n *TaskNode, _ NodeState) {
+	for _, t := range n.Tasks {
+		r.account(t)
+	}
+}
+
+// account marks a task as passed by its node and reports its run level
+// when it was the level's last task: every node holding tasks of the level
+// has reached or left them (a node may hold several consecutive levels).
+func (r *runner) account(t *Task) {
 	r.emitMu.Lock()
 	defer r.emitMu.Unlock()
+	level := t.RunLevel()
 	r.mu.Lock()
-	r.levelLeft[n.RunLevel]--
-	left := r.levelLeft[n.RunLevel]
-	lc := *r.levels[n.RunLevel]
+	if r.accounted[t.Index-1] {
+		r.mu.Unlock()
+		return
+	}
+	r.accounted[t.Index-1] = true
+	r.levelLeft[level]--
+	left := r.levelLeft[level]
+	lc := *r.levels[level]
 	done := r.done
 	r.mu.Unlock()
 	if left == 0 && r.opts.Observe != nil {
-		r.opts.Observe(Event{Type: EventRunLevelDone, RunLevel: n.RunLevel, Level: lc, Done: done, Total: len(r.g.Tasks)})
+		r.opts.Observe(Event{Type: EventRunLevelDone, RunLevel: level, Level: lc, Done: done, Total: len(r.g.Tasks)})
 	}
 }
 
 func sortTaskErrors(errs []*TaskError) {
 	sort.Slice(errs, func(i, j int) bool { return errs[i].Task.Index < errs[j].Task.Index })
-}
-
-// Order says how Run orders the nodes of a graph.
-type Order string
-
-// The orders.
-const (
-	// OrderGraph keeps the graph's order: run levels in series,
-	// components in parallel, Jobs as barriers. It is apply's default.
-	OrderGraph Order = "graph"
-	// OrderInstall is how the CVO orders an install: every component at
-	// once, a node waiting only for the nodes it requires (its
-	// component's earlier node, the node creating a CRD it needs, the Job
-	// before it). See InstallOrder.
-	OrderInstall Order = "install"
-)
-
-// InstallOrder returns g as the CVO runs it at install time, when nothing
-// runs yet that could mind the order: a node comes after the nodes it
-// requires (TaskNode.Requires: the same component's previous node, the node
-// that creates a CustomResourceDefinition its objects need, the last Job
-// before it, and for a Job everything before it), not after whole run
-// levels. Failure propagation is unchanged; so are the tasks and their
-// order within a node. g itself is not changed; the nodes are copies.
-func InstallOrder(g *TaskGraph) *TaskGraph {
-	out := &TaskGraph{Tasks: g.Tasks, Nodes: make([]*TaskNode, len(g.Nodes))}
-	for i, n := range g.Nodes {
-		c := *n
-		c.In = append([]int(nil), n.Requires...)
-		c.Requires = append([]int(nil), n.Requires...)
-		c.Out = nil
-		out.Nodes[i] = &c
-	}
-	for _, n := range out.Nodes {
-		for _, in := range n.In {
-			out.Nodes[in].Out = append(out.Nodes[in].Out, n.Index)
-		}
-	}
-	return out
 }

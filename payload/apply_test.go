@@ -230,9 +230,11 @@ func TestRun(t *testing.T) {
 		for i, s := range states {
 			got[g.Nodes[i].Label()] = s
 		}
+		// As the CVO: a failed node stops everything after it (the next
+		// run levels), never its siblings.
 		want := map[string]NodeState{
 			"05/a": NodeSucceeded, "10/b": NodeSucceeded, "10/c": NodeFailed,
-			"20/b": NodeSucceeded, "20/c": NodeSkipped, "20/d": NodeSucceeded,
+			"20/b": NodeSkipped, "20/c": NodeSkipped, "20/d": NodeSkipped,
 			"30/e/job Job.batch/job": NodeSkipped, "40/f": NodeSkipped, "40/g": NodeSkipped, "unordered": NodeSkipped,
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
@@ -246,11 +248,13 @@ func TestRun(t *testing.T) {
 		wantMsgs := []string{
 			"0000_05_a_1-cr.yaml#0: no such type",
 			"10/c: 0000_10_c_1.yaml#0: invalid",
+			"20/b: not applied: it requires 10/c, which did not succeed",
 			"20/c: not applied: it requires 10/c, which did not succeed",
-			"30/e/job Job.batch/job: not applied: it requires 20/c, which did not succeed",
+			"20/d: not applied: it requires 10/c, which did not succeed",
+			"30/e/job Job.batch/job: not applied: it requires 20/b, which did not succeed",
 			"40/f: not applied: it requires 30/e/job Job.batch/job, which did not succeed",
 			"40/g: not applied: it requires 30/e/job Job.batch/job, which did not succeed",
-			"unordered: not applied: it requires 30/e/job Job.batch/job, which did not succeed",
+			"unordered: not applied: it requires 40/f, which did not succeed",
 		}
 		if diff := cmp.Diff(wantMsgs, msgs); diff != "" {
 			t.Errorf("errors (-want +got):\n%s", diff)
@@ -259,7 +263,7 @@ func TestRun(t *testing.T) {
 		if !errors.As(errs[1], &te) || te.Task.Manifest.Obj.GetName() != "c1" {
 			t.Errorf("the node error does not wrap the TaskError of c1: %#v", errs[1])
 		}
-		for _, name := range []string{"c2", "c3", "c-later", "job", "f1"} {
+		for _, name := range []string{"c2", "c3", "b2", "c-later", "job", "f1"} {
 			if _, ran := r.start[taskByName(g, name).Index]; ran {
 				t.Errorf("%s was applied after its node or a requirement failed", name)
 			}
@@ -299,10 +303,13 @@ func TestRun(t *testing.T) {
 		defer cancel()
 		r := newRecorder(nil)
 		a := ApplierFunc(func(ctx context.Context, t *Task) error {
-			if t.Manifest.Obj.GetName() == "c1" {
+			err := r.Apply(ctx, t)
+			if t.Manifest.Obj.GetName() == "c3" {
+				// The last task of its node: the node succeeds and what
+				// comes after it never starts.
 				cancel()
 			}
-			return r.Apply(ctx, t)
+			return err
 		})
 		opts := RunOptions{Parallelism: 1, Stage: StageCRDsAndNamespaces}
 		states, errs := Run(ctx, g, a, opts)
@@ -400,49 +407,63 @@ func checkEvents(t *testing.T, g *TaskGraph, events []Event, stage bool) {
 	}
 }
 
-func TestInstallOrder(t *testing.T) {
+// TestOrders runs the graph in the CVO's install and reconcile orders:
+// every component at once, Jobs the only order; a failure stops only what
+// comes after a Job.
+func TestOrders(t *testing.T) {
 	g := runGraph(t)
 	before := summarizeGraph(g)
-	ig := InstallOrder(g)
-	if diff := cmp.Diff(before, summarizeGraph(g)); diff != "" {
-		t.Errorf("InstallOrder changed its input (-before +after):\n%s", diff)
-	}
-	checkGraphInvariants(t, ig)
-	got := map[string][]int{}
-	for _, n := range ig.Nodes {
-		if diff := cmp.Diff(n.Requires, n.In); diff != "" && len(n.Requires)+len(n.In) > 0 {
-			t.Errorf("node %s: In %v, want its Requires %v", n.Label(), n.In, n.Requires)
-		}
-		got[n.Label()] = n.In
-	}
-	// Components start at once; a component waits for its earlier node,
-	// a custom resource for its CRD's node, everything after a Job for it.
-	want := map[string][]int{
-		"05/a": nil, "10/b": nil, "10/c": nil,
-		"20/b": {1}, "20/c": {2}, "20/d": nil,
-		"30/e/job Job.batch/job": {3, 4, 5},
-		"40/f":                   {6}, "40/g": {6}, "unordered": {6},
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("In (-want +got):\n%s", diff)
-	}
-	r := newRecorder(map[string]error{"c1": errors.New("invalid")})
-	r.isStaged = StageCRDsAndNamespaces
-	opts := RunOptions{Parallelism: 4, Stage: StageCRDsAndNamespaces}
-	states, _ := Run(context.Background(), ig, r, opts)
-	checkRunInvariants(t, ig, r, opts)
-	for i, s := range states {
-		label := ig.Nodes[i].Label()
-		wantState := NodeSucceeded
-		switch label {
-		case "10/c":
-			wantState = NodeFailed
-		case "20/c", "30/e/job Job.batch/job", "40/f", "40/g", "unordered":
-			wantState = NodeSkipped
-		}
-		if s != wantState {
-			t.Errorf("%s: %s, want %s", label, s, wantState)
-		}
+	for _, tc := range []struct {
+		order   Order
+		attempt int
+	}{{OrderInstall, 0}, {OrderReconcile, 0}, {OrderReconcile, 13}} {
+		t.Run(fmt.Sprintf("%s %d", tc.order, tc.attempt), func(t *testing.T) {
+			og := g.WithOrder(tc.order, tc.attempt)
+			if diff := cmp.Diff(before, summarizeGraph(g)); diff != "" {
+				t.Errorf("WithOrder changed its input (-before +after):\n%s", diff)
+			}
+			got := map[string][]string{}
+			for _, n := range og.Nodes {
+				var in []string
+				for _, i := range n.In {
+					in = append(in, og.Nodes[i].Label())
+				}
+				got[n.Label()] = in
+			}
+			job := []string{"30/e/job Job.batch/job"}
+			want := map[string][]string{
+				"05/a": nil, "10/b": nil, "10/c": nil, "20/b": nil, "20/c": nil, "20/d": nil,
+				"30/e/job Job.batch/job": nil, "40/f": job, "40/g": job, "unordered": job,
+			}
+			var before []string
+			for _, n := range og.Nodes {
+				if n.Index < 6 {
+					before = append(before, n.Label())
+				}
+			}
+			want["30/e/job Job.batch/job"] = before
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("In (-want +got):\n%s", diff)
+			}
+			r := newRecorder(map[string]error{"c1": errors.New("invalid")})
+			r.isStaged = StageCRDsAndNamespaces
+			opts := RunOptions{Parallelism: 4, Stage: StageCRDsAndNamespaces}
+			states, _ := Run(context.Background(), og, r, opts)
+			checkRunInvariants(t, og, r, opts)
+			for i, s := range states {
+				label := og.Nodes[i].Label()
+				wantState := NodeSucceeded
+				switch label {
+				case "10/c":
+					wantState = NodeFailed
+				case "30/e/job Job.batch/job", "40/f", "40/g", "unordered":
+					wantState = NodeSkipped
+				}
+				if s != wantState {
+					t.Errorf("%s: %s, want %s", label, s, wantState)
+				}
+			}
+		})
 	}
 }
 
@@ -510,6 +531,7 @@ func TestRunSteps(t *testing.T) {
 		want := []string{
 			"0000_10_a_01_cm.yaml#0: namespace missing",
 			"10/a: generated/0000_10_a_02.step: step a/step: not run: it runs after ConfigMap/a1 (0000_10_a_01_cm.yaml#0), which failed",
+			"20/c: not applied: it requires 10/a, which did not succeed",
 		}
 		if diff := cmp.Diff(want, msgs); diff != "" {
 			t.Errorf("errors (-want +got):\n%s", diff)

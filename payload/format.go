@@ -12,6 +12,9 @@ import (
 // "FILE step NAME", followed by the objects it runs after.
 func (g *TaskGraph) WriteText(w io.Writer) error {
 	var b strings.Builder
+	if g.Order != "" {
+		fmt.Fprintf(&b, "%s\n", g.Order.Describe())
+	}
 	if steps := g.StepCount(); steps > 0 {
 		fmt.Fprintf(&b, "%s (%s, %s) in %s\n", plural(len(g.Tasks), "task"), plural(len(g.Tasks)-steps, "object"), plural(steps, "step"), plural(len(g.Nodes), "node"))
 	} else {
@@ -49,6 +52,9 @@ func (g *TaskGraph) WriteText(w io.Writer) error {
 func (g *TaskGraph) WriteDOT(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString("digraph payload {\n  rankdir=LR;\n  node [shape=box];\n")
+	if g.Order != "" {
+		fmt.Fprintf(&b, "  label=%q;\n", g.Order.Describe())
+	}
 	for _, n := range g.Nodes {
 		shape := ""
 		if n.Barrier {
@@ -80,6 +86,7 @@ func (g *TaskGraph) WriteDOT(w io.Writer) error {
 // jsonGraph is the -o json shape of a graph; field names are part of the CLI
 // contract.
 type jsonGraph struct {
+	Order Order      `json:"order,omitempty"`
 	Tasks int        `json:"tasks"`
 	Nodes []jsonNode `json:"nodes"`
 }
@@ -108,13 +115,13 @@ type jsonTask struct {
 	After      []int  `json:"after,omitempty"`
 }
 
-// WriteJSON prints the graph as JSON: {"tasks": N, "nodes": [{index,
+// WriteJSON prints the graph as JSON: {"order", "tasks": N, "nodes": [{index,
 // runLevel (null when the file name does not parse), component, barrier, in,
 // requires, tasks: [...]}]}, where a task is {index, file, doc, apiVersion,
 // kind, namespace, name} for an object and {index, file, step, after} for a
 // step (after: the indexes of the tasks applying the objects it runs after).
 func (g *TaskGraph) WriteJSON(w io.Writer) error {
-	out := jsonGraph{Tasks: len(g.Tasks), Nodes: make([]jsonNode, len(g.Nodes))}
+	out := jsonGraph{Order: g.Order, Tasks: len(g.Tasks), Nodes: make([]jsonNode, len(g.Nodes))}
 	for i, n := range g.Nodes {
 		jn := jsonNode{Index: n.Index, Component: n.Component, Barrier: n.Barrier, In: nonNil(n.In), Requires: nonNil(n.Requires)}
 		if n.RunLevel != NoRunLevel {

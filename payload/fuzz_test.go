@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/payload-apply/payload-apply/internal/realpayload"
 	"github.com/payload-apply/payload-apply/lib/manifest"
 )
@@ -94,9 +97,12 @@ func graphSpec(ms []manifest.Manifest) []byte {
 	var b bytes.Buffer
 	for _, m := range ms {
 		fmt.Fprintf(&b, "%s\t%s\t%s", m.OriginalFilename, m.Obj.GetAPIVersion(), m.GVK.Kind)
-		if key, ok := crdKey(&m); ok {
-			group, kind, _ := strings.Cut(key, "/")
-			fmt.Fprintf(&b, "\t%s\t%s", group, kind)
+		if m.GVK.Kind == "CustomResourceDefinition" {
+			group, _, _ := unstructured.NestedString(m.Obj.Object, "spec", "group")
+			kind, _, _ := unstructured.NestedString(m.Obj.Object, "spec", "names", "kind")
+			if group != "" && kind != "" {
+				fmt.Fprintf(&b, "\t%s\t%s", group, kind)
+			}
 		}
 		b.WriteByte('\n')
 	}
@@ -130,12 +136,15 @@ func manifestsOf(data []byte) []*manifest.Manifest {
 }
 
 // FuzzTaskGraph builds the task graph of fuzzed manifests (file names,
-// kinds, CRDs, Jobs) and checks it: every manifest in exactly one node,
-// nodes in topological order with requirements among their ancestors, run
-// levels in order, Jobs as barriers, unordered files last.
+// kinds, CRDs, Jobs) in the update and the install order and checks it
+// against the CVO's rules: every manifest in exactly one node, nodes in
+// task order; in the update order, of two nodes the earlier is an ancestor
+// of the later unless both hold one run level's components; in the install
+// order, only a Job between two nodes orders them.
 func FuzzTaskGraph(f *testing.F) {
 	f.Add([]byte("0000_10_a_x.yaml\tv1\tConfigMap\n0000_10_b_x.yaml\tbatch/v1\tJob\n0000_05_a_y.yaml\tv1\tSecret\nzzz.yaml\tv1\tConfigMap\n"))
 	f.Add([]byte("0000_20_a_crd.yaml\tapiextensions.k8s.io/v1\tCustomResourceDefinition\texample.com\tWidget\n0000_20_b_w.yaml\texample.com/v1\tWidget\n0000_10_b_w.yaml\texample.com/v1\tWidget\n"))
+	f.Add([]byte("0000_100_a_x.yaml\tv1\tConfigMap\n0000_10_b_x.yaml\tv1\tConfigMap\n0000_5_c_x.yaml\tv1\tConfigMap\n0000_05_d_x.yaml\tv1\tConfigMap\n0000_05_e_x.yaml\tv1\tConfigMap\n"))
 	// The real payload, in slices of its files.
 	var all []manifest.Manifest
 	for _, file := range realpayload.Sample(f, 0, 128<<10) {
@@ -147,63 +156,105 @@ func FuzzTaskGraph(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ms := manifestsOf(data)
-		g := graphOf(ms)
-		checkGraphInvariants(t, g)
-		if len(g.Tasks) != len(ms) {
-			t.Fatalf("%d tasks for %d manifests", len(g.Tasks), len(ms))
-		}
-		seen := map[*manifest.Manifest]int{}
-		for _, n := range g.Nodes {
-			if len(n.Tasks) == 0 {
-				t.Fatalf("node %s has no tasks", n)
+		for _, order := range []Order{OrderUpdate, OrderInstall} {
+			g, err := NewTaskGraph(ms, GraphOptions{Order: order})
+			if err != nil {
+				t.Fatal(err)
 			}
-			for _, task := range n.Tasks {
-				seen[task.Manifest]++
-				level, comp, ok := ParseFileName(task.Manifest.OriginalFilename)
-				if !ok {
-					level, comp = NoRunLevel, ""
+			checkGraphInvariants(t, g)
+			checkCVOOrder(t, g, order)
+			if len(g.Tasks) != len(ms) {
+				t.Fatalf("%d tasks for %d manifests", len(g.Tasks), len(ms))
+			}
+			seen := map[*manifest.Manifest]int{}
+			for _, n := range g.Nodes {
+				if len(n.Tasks) == 0 {
+					t.Fatalf("node %s has no tasks", n)
 				}
-				if level != n.RunLevel || comp != n.Component {
-					t.Fatalf("node %s holds %s of run level %d, component %q", n, task.Manifest.OriginalFilename, level, comp)
+				for _, task := range n.Tasks {
+					seen[task.Manifest]++
 				}
-			}
-			if n.Barrier && (len(n.Tasks) != 1 || !IsJob(n.Tasks[0].Manifest)) {
-				t.Fatalf("barrier node %s is not one Job", n)
-			}
-		}
-		for _, m := range ms {
-			if seen[m] != 1 {
-				t.Fatalf("%s is in %d nodes", m.OriginalFilename, seen[m])
-			}
-		}
-		if t.Failed() {
-			return
-		}
-		// before[a][b]: node a is an ancestor of node b.
-		before := make([][]bool, len(g.Nodes))
-		for i, n := range g.Nodes {
-			before[i] = make([]bool, len(g.Nodes))
-			for _, in := range n.In {
-				before[i][in] = true
-				for a := range before[in] {
-					before[i][a] = before[i][a] || before[in][a]
+				if n.Barrier && (len(n.Tasks) != 1 || !IsJob(n.Tasks[0].Manifest)) {
+					t.Fatalf("barrier node %s is not one Job", n)
 				}
 			}
-		}
-		for _, a := range g.Nodes {
-			for _, b := range g.Nodes {
-				ordered := before[b.Index][a.Index]
-				switch {
-				case a.RunLevel != NoRunLevel && b.RunLevel != NoRunLevel && a.RunLevel < b.RunLevel && !ordered:
-					t.Fatalf("run level %d node %s is not before run level %d node %s", a.RunLevel, a, b.RunLevel, b)
-				case a.RunLevel != NoRunLevel && b.RunLevel == NoRunLevel && !ordered:
-					t.Fatalf("node %s is not before the unordered node %s", a, b)
-				case a.Barrier && a.Index < b.Index && !ordered:
-					t.Fatalf("Job node %s is not before the later node %s", a, b)
-				case b.Barrier && a.Index < b.Index && !ordered:
-					t.Fatalf("node %s is not before the later Job node %s", a, b)
+			for _, m := range ms {
+				if seen[m] != 1 {
+					t.Fatalf("%s is in %d nodes", m.OriginalFilename, seen[m])
 				}
 			}
 		}
 	})
+}
+
+// checkCVOOrder checks a graph of objects (no steps) against the CVO's
+// rules for order (see FuzzTaskGraph).
+func checkCVOOrder(t *testing.T, g *TaskGraph, order Order) {
+	t.Helper()
+	// before[b][a]: node a is an ancestor of node b.
+	before := make([][]bool, len(g.Nodes))
+	for i, n := range g.Nodes {
+		before[i] = make([]bool, len(g.Nodes))
+		for _, in := range n.In {
+			before[i][in] = true
+			for a := range before[in] {
+				before[i][a] = before[i][a] || before[in][a]
+			}
+		}
+		if diff := cmp.Diff(n.In, n.Requires); diff != "" {
+			t.Fatalf("node %s: Requires differs from In (-in +requires):\n%s", n, diff)
+		}
+	}
+	chunkOf := func(n *TaskNode) (level, comp string, single bool) {
+		level, comp, ok := splitName(n.Tasks[0].orderName())
+		for _, task := range n.Tasks[1:] {
+			l, c, ok2 := splitName(task.orderName())
+			if !ok || !ok2 || l != level || c != comp {
+				return "", "", false
+			}
+		}
+		return level, comp, ok && !n.Barrier
+	}
+	// sameRun: every task from node a's first to node b's last has a's
+	// run level (as spelled) and is no Job.
+	sameRun := func(a, b *TaskNode) bool {
+		level, _, ok := splitName(a.Tasks[0].orderName())
+		last := b.Tasks[len(b.Tasks)-1].Index
+		for _, task := range g.Tasks[a.Tasks[0].Index-1 : last] {
+			l, _, ok2 := splitName(task.orderName())
+			if !ok || !ok2 || l != level || IsJob(task.Manifest) {
+				return false
+			}
+		}
+		return true
+	}
+	jobBetween := func(a, b int) bool {
+		for _, n := range g.Nodes[a+1 : b] {
+			if n.Barrier {
+				return true
+			}
+		}
+		return g.Nodes[a].Barrier || g.Nodes[b].Barrier
+	}
+	for i, a := range g.Nodes {
+		la, ca, sa := chunkOf(a)
+		if order == OrderInstall && !sa && !a.Barrier && len(a.Tasks) > 1 {
+			t.Fatalf("install order: node %s holds more than one run level and component", a)
+		}
+		for _, b := range g.Nodes[i+1:] {
+			ordered := before[b.Index][a.Index]
+			lb, cb, sb := chunkOf(b)
+			switch order {
+			case OrderInstall:
+				if ordered != jobBetween(a.Index, b.Index) {
+					t.Fatalf("install order: node %s before %s is %v, want it only across a Job", a, b, ordered)
+				}
+			default:
+				siblings := sa && sb && la == lb && ca != cb && sameRun(a, b)
+				if ordered == siblings {
+					t.Fatalf("update order: node %s before %s is %v; siblings of one run level: %v", a, b, ordered, siblings)
+				}
+			}
+		}
+	}
 }

@@ -3,13 +3,10 @@ package payload
 import (
 	"errors"
 	"fmt"
-	"path"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
-
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/payload-apply/payload-apply/lib/manifest"
 )
@@ -129,16 +126,19 @@ func (t *Task) String() string {
 // NoRunLevel is the run level of files whose names do not parse.
 const NoRunLevel = -1
 
-// TaskNode is a unit of the graph: the tasks of one component at one run
-// level (or one Job, or all files whose names do not parse), applied serially
-// in order; a component's steps are tasks of the node their File places
-// them in.
+// TaskNode is a unit of the graph: tasks applied serially in order. In the
+// CVO's graph that is the files of one component at one run level, one
+// Job, or (OrderUpdate) several consecutive run levels that have one
+// component each, or files whose names do not parse; a component's steps
+// are tasks of the node their File places them in.
 type TaskNode struct {
 	// Index is the node's position in TaskGraph.Nodes.
 	Index int
-	// RunLevel is the run level of the node's files, or NoRunLevel.
+	// RunLevel is the run level of the node's first file, or NoRunLevel
+	// when its name does not parse.
 	RunLevel int
-	// Component is the component of the node's files ("" for NoRunLevel).
+	// Component is the component of the node's first file ("" for
+	// NoRunLevel).
 	Component string
 	// Barrier is true for a Job node: everything before it finishes before it
 	// starts, and everything after it waits for it and needs it to succeed.
@@ -147,12 +147,10 @@ type TaskNode struct {
 	Tasks []*Task
 	// In are the nodes that must finish (in any way) before this one starts.
 	In []int
-	// Requires are the nodes (a subset of this node's ancestors) that must
-	// succeed for this node to run; when one fails or is skipped, this node is
-	// skipped. They are: the same component's previous node, the node that
-	// creates a CustomResourceDefinition this node's objects need, the
-	// nodes that apply the objects a step of this node runs after, and any
-	// Job before this node.
+	// Requires are the nodes that must succeed for this node to run; when
+	// one fails or is skipped, this node is skipped. In the CVO's graph
+	// they are the In nodes: a node runs only when everything before it
+	// succeeded.
 	Requires []int
 	// Out are the nodes that have this one in their In.
 	Out []int
@@ -164,60 +162,60 @@ func (n *TaskNode) String() string {
 }
 
 // Label names the node without its index: "50/cluster-ingress-operator",
-// "50/job batch/v1 Job ns/name" or "unordered".
+// "50/job batch/v1 Job ns/name", "unordered", or for a node spanning
+// several run levels its first and last: "00/cluster-version-operator ..
+// 03/config-operator".
 func (n *TaskNode) Label() string {
 	switch {
 	case n.RunLevel == NoRunLevel && n.Barrier:
 		return "unordered/job " + n.Tasks[0].Manifest.ID().String()
-	case n.RunLevel == NoRunLevel:
-		return "unordered"
 	case n.Barrier:
 		return fmt.Sprintf("%02d/%s/job %s", n.RunLevel, n.Component, n.Tasks[0].Manifest.ID().String())
 	}
-	return fmt.Sprintf("%02d/%s", n.RunLevel, n.Component)
+	first := levelLabel(n.RunLevel, n.Component)
+	if len(n.Tasks) < 2 {
+		return first
+	}
+	last := first
+	spans := false
+	for _, t := range n.Tasks[1:] {
+		level, comp, ok := ParseFileName(t.orderName())
+		if !ok {
+			level, comp = NoRunLevel, ""
+		}
+		l := levelLabel(level, comp)
+		spans = spans || l != first
+		last = l
+	}
+	if spans {
+		return first + " .. " + last
+	}
+	return first
+}
+
+func levelLabel(level int, comp string) string {
+	if level == NoRunLevel {
+		return "unordered"
+	}
+	return fmt.Sprintf("%02d/%s", level, comp)
 }
 
 // TaskGraph is the ordered, partly parallel plan to apply a selection.
 type TaskGraph struct {
-	// Nodes in a topological order: every node comes after its In.
+	// Nodes in a topological order: every node comes after its In (in
+	// OrderReconcile, a step's node may come before a node it waits for:
+	// the permutation knows no steps).
 	Nodes []*TaskNode
 	// Tasks are all tasks in apply order.
 	Tasks []*Task
+	// Order is how the nodes were made (OrderUpdate for a graph made with
+	// none).
+	Order Order
 }
 
-// orderKey sorts tasks into apply order.
-type orderKey struct {
-	parsed    bool
-	runLevel  int
-	component string
-	base      string
-}
-
-func orderKeyOf(name string) orderKey {
-	level, comp, ok := ParseFileName(name)
-	return orderKey{parsed: ok, runLevel: level, component: comp, base: name}
-}
-
-// less orders by run level (numerically), then component, then file name;
-// names that do not parse come last in name order.
-func (a orderKey) less(b orderKey) (less, equal bool) {
-	switch {
-	case a.parsed != b.parsed:
-		return a.parsed, false
-	case a.runLevel != b.runLevel:
-		return a.runLevel < b.runLevel, false
-	case a.component != b.component:
-		return a.component < b.component, false
-	case a.base != b.base:
-		return a.base < b.base, false
-	}
-	return false, true
-}
-
-// SortForApply returns ms in apply order: by run level (numerically), then
-// component, then file name, then document; files whose names do not parse
-// come last in name order. The sort is stable, so equal names keep load
-// order (manifests/ before release-manifests/).
+// SortForApply returns ms in the CVO's order (see sortTasks): the
+// payload's manifests/ files first, then the other files, each by file
+// name and then document; the order the CVO reads a payload in.
 func SortForApply(ms []*manifest.Manifest) []*manifest.Manifest {
 	tasks := make([]*Task, len(ms))
 	for i, m := range ms {
@@ -231,58 +229,43 @@ func SortForApply(ms []*manifest.Manifest) []*manifest.Manifest {
 	return out
 }
 
-// sortTasks sorts tasks into apply order (see SortForApply); a step's
-// file name is the base of its File, and a step comes after the objects of
-// a file of the same name.
-func sortTasks(tasks []*Task) {
-	keys := make(map[*Task]orderKey, len(tasks))
-	for _, t := range tasks {
-		name := t.orderName()
-		if t.Manifest == nil {
-			name = path.Base(name)
-		}
-		keys[t] = orderKeyOf(name)
-	}
-	sort.SliceStable(tasks, func(i, j int) bool {
-		a, b := tasks[i], tasks[j]
-		if less, equal := keys[a].less(keys[b]); !equal {
-			return less
-		}
-		switch {
-		case a.Manifest == nil || b.Manifest == nil:
-			return b.Manifest == nil && a.Manifest != nil
-		case a.Manifest.File == b.Manifest.File:
-			return a.Manifest.Doc < b.Manifest.Doc
-		}
-		return false
-	})
-}
-
 // IsJob reports whether m is a batch Job, which the graph treats as a barrier.
 func IsJob(m *manifest.Manifest) bool {
 	return m != nil && m.GVK.Group == "batch" && m.GVK.Kind == "Job"
 }
 
-// GraphOptions say what NewTaskGraph adds to the objects it orders.
+// GraphOptions say what NewTaskGraph adds to the objects it orders and
+// how it makes nodes of them.
 type GraphOptions struct {
 	// Steps are components' steps to place among the objects (see
 	// StepPlacement). Nil: objects only.
 	Steps []StepPlacement
+	// Order is how the tasks become nodes (see Order); empty:
+	// OrderUpdate, the CVO's ByNumberAndComponent.
+	Order Order
+	// Attempt seeds OrderReconcile's permutation, as the CVO's count of
+	// attempts at one payload does; ignored by the other orders.
+	Attempt int
 }
 
-// NewTaskGraph orders ms (see SortForApply) and builds the CVO's graph:
-// run levels in series; the components of one run level in parallel, the
-// files of a component serially; a Job is a barrier that splits the order in
-// two; files whose names do not parse run last in one serial node. Failure
-// propagation (TaskNode.Requires) is narrower than ordering: a failed node
-// stops only the nodes that need it.
+// NewTaskGraph orders ms as the CVO reads a payload (SortForApply) and
+// builds the CVO's graph for opts.Order: every Job is a node of its own
+// that everything before it finishes for and everything after it waits on
+// (the CVO's SplitOnJobs); between Jobs, OrderUpdate runs run levels in
+// series and the components of one run level in parallel (consecutive run
+// levels with a single component each share one serial node), OrderInstall
+// runs every run level's components at once, and OrderReconcile runs them
+// at once in a permuted order. A node waits for its In and requires them
+// all to succeed (TaskNode.Requires equals In but for steps), as in the
+// CVO: a failed node stops everything after it, never its siblings.
 //
 // Each step of opts.Steps is a task of the node its File places it in,
-// ordered among that node's files by name, and its node requires (and,
-// within one run level, comes after) the nodes that apply the objects its
-// After names. NewTaskGraph returns a *StepOrderError (joined, one per
-// object) when a step's File places it before an object it must come
-// after; the graph is then nil. Without steps it never fails.
+// ordered among that node's files by name, and its node waits for and
+// requires the nodes that apply the objects its After names (the only
+// edges the CVO's graph does not have: the CVO has no steps).
+// NewTaskGraph returns a *StepOrderError (joined, one per object) when a
+// step's File places it before an object it must come after; the graph is
+// then nil. Without steps it never fails.
 func NewTaskGraph(ms []*manifest.Manifest, opts GraphOptions) (*TaskGraph, error) {
 	steps := opts.Steps
 	tasks := make([]*Task, 0, len(ms)+len(steps))
@@ -328,120 +311,12 @@ func NewTaskGraph(ms []*manifest.Manifest, opts GraphOptions) (*TaskGraph, error
 		return nil, err
 	}
 
-	var (
-		prevGroup  []int // nodes of the previous run level (or the last barrier)
-		curGroup   []int // nodes of the run level being built
-		curLevel   = -2  // run level of curGroup
-		lastOfComp = map[string]int{}
-		barriers   []int              // every Job node so far
-		crdNode    = map[string]int{} // "group/Kind" of a CRD -> node that creates it
-		nodeOf     = map[*Task]int{}  // task -> its node
-		cur        *TaskNode
-	)
-	newNode := func(level int, comp string, barrier bool) *TaskNode {
-		n := &TaskNode{Index: len(g.Nodes), RunLevel: level, Component: comp, Barrier: barrier}
-		n.In = append(n.In, prevGroup...)
-		if barrier {
-			n.Requires = append(n.Requires, prevGroup...)
-		}
-		if len(barriers) > 0 {
-			n.Requires = append(n.Requires, barriers[len(barriers)-1])
-		}
-		if prev, ok := lastOfComp[comp]; ok && comp != "" {
-			n.Requires = appendUnique(n.Requires, prev)
-		}
-		g.Nodes = append(g.Nodes, n)
-		return n
+	g.Order = opts.Order
+	if g.Order == "" {
+		g.Order = OrderUpdate
 	}
-	closeGroup := func() {
-		if len(curGroup) > 0 {
-			prevGroup = curGroup
-			curGroup = nil
-		}
-	}
-	// needs makes the current node require node (and, within its run
-	// level, come after it).
-	needs := func(node int) {
-		if node == cur.Index {
-			return
-		}
-		cur.Requires = appendUnique(cur.Requires, node)
-		if len(curGroup) > 0 && node >= curGroup[0] {
-			// Same run level, another component: order it after that node.
-			// Earlier run levels are ordered before this one already.
-			cur.In = appendUnique(cur.In, node)
-		}
-	}
-	for _, t := range g.Tasks {
-		level, comp, ok := ParseFileName(t.orderName())
-		if !ok {
-			level, comp = NoRunLevel, ""
-		}
-		switch {
-		case IsJob(t.Manifest):
-			closeGroup()
-			n := newNode(level, comp, true)
-			n.Tasks = []*Task{t}
-			nodeOf[t] = n.Index
-			prevGroup = []int{n.Index}
-			barriers = append(barriers, n.Index)
-			cur, curLevel = nil, -2
-			if comp != "" {
-				lastOfComp[comp] = n.Index
-			}
-			continue
-		case level != curLevel:
-			closeGroup()
-			curLevel = level
-			cur = nil
-		}
-		if cur == nil || cur.Component != comp {
-			cur = newNode(level, comp, false)
-			curGroup = append(curGroup, cur.Index)
-			if comp != "" {
-				lastOfComp[comp] = cur.Index
-			}
-		}
-		cur.Tasks = append(cur.Tasks, t)
-		nodeOf[t] = cur.Index
-		if t.Manifest == nil {
-			// A step needs the nodes of the objects it runs after.
-			for _, a := range t.After {
-				needs(nodeOf[a])
-			}
-			continue
-		}
-		// A custom resource needs the node that creates its CRD.
-		if crd, ok := crdNode[t.Manifest.GVK.Group+"/"+t.Manifest.GVK.Kind]; ok {
-			needs(crd)
-		}
-		if key, ok := crdKey(t.Manifest); ok {
-			if _, seen := crdNode[key]; !seen {
-				crdNode[key] = cur.Index
-			}
-		}
-	}
-	for _, n := range g.Nodes {
-		sort.Ints(n.In)
-		sort.Ints(n.Requires)
-		for _, in := range n.In {
-			g.Nodes[in].Out = append(g.Nodes[in].Out, n.Index)
-		}
-	}
+	g.Nodes = buildNodes(tasks, g.Order, opts.Attempt)
 	return g, nil
-}
-
-// crdKey returns "group/Kind" for a CustomResourceDefinition manifest.
-func crdKey(m *manifest.Manifest) (string, bool) {
-	if m.GVK.Group != "apiextensions.k8s.io" || m.GVK.Kind != "CustomResourceDefinition" {
-		return "", false
-	}
-	group, _, _ := unstructured.NestedString(m.Obj.Object, "spec", "group")
-	kind, _, _ := unstructured.NestedString(m.Obj.Object, "spec", "names", "kind")
-	if group == "" || kind == "" {
-		return "", false
-	}
-	return group + "/" + kind, true
 }
 
 func appendUnique(list []int, v int) []int {

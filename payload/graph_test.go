@@ -97,7 +97,7 @@ func TestNewTaskGraph(t *testing.T) {
 		want []nodeSummary
 	}{
 		{
-			name: "run levels in series, components in parallel, numeric order",
+			name: "run levels in series by file name, components in parallel",
 			in: func(t *testing.T) []*manifest.Manifest {
 				return []*manifest.Manifest{
 					obj(t, "0000_50_b_1.yaml", "ConfigMap", "b1"),
@@ -107,26 +107,48 @@ func TestNewTaskGraph(t *testing.T) {
 					obj(t, "0000_9_c_1.yaml", "ConfigMap", "c1"),
 				}
 			},
+			// As os.ReadDir sorts, "0000_100_" comes before "0000_50_".
 			want: []nodeSummary{
-				{Label: "09/c", Files: []string{"0000_9_c_1.yaml"}},
-				{Label: "50/a", Files: []string{"0000_50_a_1.yaml", "0000_50_a_2.yaml"}, In: []int{0}},
-				{Label: "50/b", Files: []string{"0000_50_b_1.yaml"}, In: []int{0}},
-				{Label: "100/z", Files: []string{"0000_100_z_1.yaml"}, In: []int{1, 2}},
+				{Label: "100/z", Files: []string{"0000_100_z_1.yaml"}},
+				{Label: "50/a", Files: []string{"0000_50_a_1.yaml", "0000_50_a_2.yaml"}, In: []int{0}, Requires: []int{0}},
+				{Label: "50/b", Files: []string{"0000_50_b_1.yaml"}, In: []int{0}, Requires: []int{0}},
+				{Label: "09/c", Files: []string{"0000_9_c_1.yaml"}, In: []int{1, 2}, Requires: []int{1, 2}},
 			},
 		},
 		{
-			name: "same component later requires its earlier node",
+			name: "consecutive run levels of one component each share a serial node",
 			in: func(t *testing.T) []*manifest.Manifest {
 				return []*manifest.Manifest{
-					obj(t, "0000_10_a_1.yaml", "ConfigMap", "a1"),
-					obj(t, "0000_10_b_1.yaml", "ConfigMap", "b1"),
-					obj(t, "0000_20_a_1.yaml", "ConfigMap", "a2"),
+					obj(t, "0000_00_a_1.yaml", "ConfigMap", "a1"),
+					obj(t, "0000_03_b_1.yaml", "ConfigMap", "b1"),
+					obj(t, "0000_05_c_1.yaml", "ConfigMap", "c1"),
+					obj(t, "0000_05_d_1.yaml", "ConfigMap", "d1"),
+					obj(t, "0000_10_e_1.yaml", "ConfigMap", "e1"),
+					obj(t, "0000_20_e_2.yaml", "ConfigMap", "e2"),
+					obj(t, "0000_20_e_3.yaml", "ConfigMap", "e3"),
 				}
 			},
 			want: []nodeSummary{
-				{Label: "10/a", Files: []string{"0000_10_a_1.yaml"}},
-				{Label: "10/b", Files: []string{"0000_10_b_1.yaml"}},
-				{Label: "20/a", Files: []string{"0000_20_a_1.yaml"}, In: []int{0, 1}, Requires: []int{0}},
+				{Label: "00/a .. 03/b", Files: []string{"0000_00_a_1.yaml", "0000_03_b_1.yaml"}},
+				{Label: "05/c", Files: []string{"0000_05_c_1.yaml"}, In: []int{0}, Requires: []int{0}},
+				{Label: "05/d", Files: []string{"0000_05_d_1.yaml"}, In: []int{0}, Requires: []int{0}},
+				{Label: "10/e .. 20/e", Files: []string{"0000_10_e_1.yaml", "0000_20_e_2.yaml", "0000_20_e_3.yaml"}, In: []int{1, 2}, Requires: []int{1, 2}},
+			},
+		},
+		{
+			name: "the CVO's own manifests/ come first",
+			in: func(t *testing.T) []*manifest.Manifest {
+				return []*manifest.Manifest{
+					obj(t, "release-manifests/0000_00_x_1.yaml", "ConfigMap", "x1"),
+					obj(t, "release-manifests/0000_00_y_1.yaml", "ConfigMap", "y1"),
+					obj(t, "manifests/0000_90_cvo_1.yaml", "ConfigMap", "cvo90"),
+					obj(t, "manifests/0000_00_cvo_1.yaml", "ConfigMap", "cvo00"),
+				}
+			},
+			want: []nodeSummary{
+				{Label: "00/cvo .. 90/cvo", Files: []string{"0000_00_cvo_1.yaml", "0000_90_cvo_1.yaml"}},
+				{Label: "00/x", Files: []string{"0000_00_x_1.yaml"}, In: []int{0}, Requires: []int{0}},
+				{Label: "00/y", Files: []string{"0000_00_y_1.yaml"}, In: []int{0}, Requires: []int{0}},
 			},
 		},
 		{
@@ -147,25 +169,29 @@ func TestNewTaskGraph(t *testing.T) {
 				{Label: "50/b/job Job.batch/migrate", Files: []string{"0000_50_b_2-job.yaml"}, In: []int{0, 1}, Requires: []int{0, 1}},
 				{Label: "50/b", Files: []string{"0000_50_b_3.yaml"}, In: []int{2}, Requires: []int{2}},
 				{Label: "50/c", Files: []string{"0000_50_c_1.yaml"}, In: []int{2}, Requires: []int{2}},
-				{Label: "60/d", Files: []string{"0000_60_d_1.yaml"}, In: []int{3, 4}, Requires: []int{2}},
+				{Label: "60/d", Files: []string{"0000_60_d_1.yaml"}, In: []int{3, 4}, Requires: []int{3, 4}},
 			},
 		},
 		{
-			name: "unparseable names run last in one serial node",
+			name: "a payload file whose name does not parse keeps its place; others run last",
 			in: func(t *testing.T) []*manifest.Manifest {
 				return []*manifest.Manifest{
-					obj(t, "zz.yaml", "ConfigMap", "z"),
-					obj(t, "0000_50_a_1.yaml", "ConfigMap", "a1"),
-					obj(t, "aa.yaml", "ConfigMap", "a"),
+					obj(t, "extra/zz.yaml", "ConfigMap", "z"),
+					obj(t, "release-manifests/0000_50_a_1.yaml", "ConfigMap", "a1"),
+					obj(t, "release-manifests/0000_50_b_1.yaml", "ConfigMap", "b1"),
+					obj(t, "release-manifests/0000_50_nocomponent.yaml", "ConfigMap", "nc"),
+					obj(t, "release-manifests/0000_60_c_1.yaml", "ConfigMap", "c1"),
+					obj(t, "extra/aa.yaml", "ConfigMap", "a"),
 				}
 			},
 			want: []nodeSummary{
 				{Label: "50/a", Files: []string{"0000_50_a_1.yaml"}},
-				{Label: "unordered", Files: []string{"aa.yaml", "zz.yaml"}, In: []int{0}},
+				{Label: "50/b", Files: []string{"0000_50_b_1.yaml"}},
+				{Label: "unordered .. unordered", Files: []string{"0000_50_nocomponent.yaml", "0000_60_c_1.yaml", "aa.yaml", "zz.yaml"}, In: []int{0, 1}, Requires: []int{0, 1}},
 			},
 		},
 		{
-			name: "custom resources require the node creating their CRD",
+			name: "custom resources get no edge to their CRD: the engine waits for it",
 			in: func(t *testing.T) []*manifest.Manifest {
 				return []*manifest.Manifest{
 					crd(t, "0000_10_a_crd.yaml"),
@@ -175,8 +201,8 @@ func TestNewTaskGraph(t *testing.T) {
 			},
 			want: []nodeSummary{
 				{Label: "10/a", Files: []string{"0000_10_a_crd.yaml"}},
-				{Label: "10/b", Files: []string{"0000_10_b_cr.yaml"}, In: []int{0}, Requires: []int{0}},
-				{Label: "20/c", Files: []string{"0000_20_c_cr.yaml"}, In: []int{0, 1}, Requires: []int{0}},
+				{Label: "10/b", Files: []string{"0000_10_b_cr.yaml"}},
+				{Label: "20/c", Files: []string{"0000_20_c_cr.yaml"}, In: []int{0, 1}, Requires: []int{0, 1}},
 			},
 		},
 	}
@@ -297,7 +323,7 @@ func TestRunGraph(t *testing.T) {
 		}
 	})
 
-	t.Run("a failure stops only what requires it", func(t *testing.T) {
+	t.Run("a failure stops what comes after it, never its siblings", func(t *testing.T) {
 		var ran sync.Map
 		states, errs := RunGraph(context.Background(), g, func(ctx context.Context, n *TaskNode) error {
 			ran.Store(n.Index, true)
@@ -308,8 +334,8 @@ func TestRunGraph(t *testing.T) {
 		}, GraphRunOptions{Parallelism: 2})
 		want := map[string]NodeState{
 			"10/a": NodeFailed, "10/b": NodeSucceeded, "10/c": NodeSucceeded,
-			"20/a": NodeSkipped, "20/b": NodeSucceeded,
-			"30/a": NodeSkipped, "30/d": NodeSucceeded,
+			"20/a": NodeSkipped, "20/b": NodeSkipped,
+			"30/a": NodeSkipped, "30/d": NodeSkipped,
 			"40/e/job Job.batch/j": NodeSkipped, "50/f": NodeSkipped,
 		}
 		got := map[string]NodeState{}
@@ -326,7 +352,9 @@ func TestRunGraph(t *testing.T) {
 		wantMsgs := []string{
 			"10/a: boom",
 			"20/a: not applied: it requires 10/a, which did not succeed",
+			"20/b: not applied: it requires 10/a, which did not succeed",
 			"30/a: not applied: it requires 20/a, which did not succeed",
+			"30/d: not applied: it requires 20/a, which did not succeed",
 			"40/e/job Job.batch/j: not applied: it requires 30/a, which did not succeed",
 			"50/f: not applied: it requires 40/e/job Job.batch/j, which did not succeed",
 		}
@@ -380,10 +408,11 @@ func TestGraphFormats(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	wantText := `4 tasks in 4 nodes
+	wantText := `update order: the CVO's ByNumberAndComponent, run levels in series, components in parallel; Jobs split it
+4 tasks in 4 nodes
 [0] 10/a (1 task)
     0000_10_a_crd.yaml#0 CustomResourceDefinition.apiextensions.k8s.io/widgets.example.com
-[1] 10/b (1 task) after [0] requires [0]
+[1] 10/b (1 task)
     0000_10_b_cr.yaml#0 Widget.example.com/w1
 [2] 20/c/job Job.batch/j (1 task) after [0 1] requires [0 1]
     0000_20_c_job.yaml#0 Job.batch/j
@@ -393,7 +422,7 @@ func TestGraphFormats(t *testing.T) {
 	if diff := cmp.Diff(wantText, text.String()); diff != "" {
 		t.Errorf("text (-want +got):\n%s", diff)
 	}
-	for _, want := range []string{"digraph payload {", `n0 -> n1;`, `n2 [label="20/c/job Job.batch/j\n1 task", shape=octagon];`} {
+	for _, want := range []string{"digraph payload {", `n0 -> n2;`, `n1 -> n2;`, `n2 [label="20/c/job Job.batch/j\n1 task", shape=octagon];`} {
 		if !strings.Contains(dot.String(), want) {
 			t.Errorf("DOT lacks %q:\n%s", want, dot.String())
 		}
@@ -468,26 +497,31 @@ func TestNewTaskGraphSteps(t *testing.T) {
 				return []*manifest.Manifest{
 					ns(t, "0000_10_a_00_ns.yaml", "ns-a"),
 					crd(t, "0000_20_b_00_crd.yaml"),
+					obj(t, "0000_20_x_00.yaml", "ConfigMap", "x"),
 					obj(t, "0000_50_c_01.yaml", "ConfigMap", "c1"),
 					obj(t, "0000_50_d_01.yaml", "ConfigMap", "d1"),
 				}
 			},
 			steps: func(ms []*manifest.Manifest) []StepPlacement {
 				return []StepPlacement{{Step: namedStep("d/reconcile"), File: "generated/0000_50_d_02.step",
-					After: []manifest.ID{id(ms[1]), id(ms[0]), id(ms[2]), {Kind: "ConfigMap", Name: "elsewhere"}}}}
+					After: []manifest.ID{id(ms[1]), id(ms[0]), id(ms[3]), {Kind: "ConfigMap", Name: "elsewhere"}}}}
 			},
 			want: []taskSummary{
 				{Node: "10/a", What: "Namespace/ns-a"},
 				{Node: "20/b", What: "CustomResourceDefinition.apiextensions.k8s.io/widgets.example.com"},
+				{Node: "20/x", What: "ConfigMap/x"},
 				{Node: "50/c", What: "ConfigMap/c1"},
 				{Node: "50/d", What: "ConfigMap/d1"},
 				{Node: "50/d", What: "step d/reconcile", After: []string{"Namespace/ns-a", "CustomResourceDefinition.apiextensions.k8s.io/widgets.example.com", "ConfigMap/c1"}},
 			},
+			// The step's node waits for 50/c, its sibling, as well as the nodes
+			// before it.
 			wantNodes: []nodeSummary{
 				{Label: "10/a", Files: []string{"0000_10_a_00_ns.yaml"}},
-				{Label: "20/b", Files: []string{"0000_20_b_00_crd.yaml"}, In: []int{0}},
-				{Label: "50/c", Files: []string{"0000_50_c_01.yaml"}, In: []int{1}},
-				{Label: "50/d", Files: []string{"0000_50_d_01.yaml", "generated/0000_50_d_02.step"}, In: []int{1, 2}, Requires: []int{0, 1, 2}},
+				{Label: "20/b", Files: []string{"0000_20_b_00_crd.yaml"}, In: []int{0}, Requires: []int{0}},
+				{Label: "20/x", Files: []string{"0000_20_x_00.yaml"}, In: []int{0}, Requires: []int{0}},
+				{Label: "50/c", Files: []string{"0000_50_c_01.yaml"}, In: []int{1, 2}, Requires: []int{1, 2}},
+				{Label: "50/d", Files: []string{"0000_50_d_01.yaml", "generated/0000_50_d_02.step"}, In: []int{0, 1, 2, 3}, Requires: []int{0, 1, 2, 3}},
 			},
 		},
 		{
@@ -497,6 +531,7 @@ func TestNewTaskGraphSteps(t *testing.T) {
 					obj(t, "extra/pp.yaml", "ConfigMap", "source"),
 					obj(t, "extra/pq.yaml", "ConfigMap", "other"),
 					obj(t, "0000_50_a_1.yaml", "ConfigMap", "a1"),
+					obj(t, "0000_50_b_1.yaml", "ConfigMap", "b1"),
 				}
 			},
 			steps: func(ms []*manifest.Manifest) []StepPlacement {
@@ -504,6 +539,7 @@ func TestNewTaskGraphSteps(t *testing.T) {
 			},
 			want: []taskSummary{
 				{Node: "50/a", What: "ConfigMap/a1"},
+				{Node: "50/b", What: "ConfigMap/b1"},
 				{Node: "unordered", What: "ConfigMap/source"},
 				{Node: "unordered", What: "step tuning/source", After: []string{"ConfigMap/source"}},
 				{Node: "unordered", What: "ConfigMap/other"},
@@ -569,7 +605,8 @@ func TestTaskGraphFormatsWithSteps(t *testing.T) {
 	if err := g.WriteText(&text); err != nil {
 		t.Fatal(err)
 	}
-	wantText := `3 tasks (2 objects, 1 step) in 1 node
+	wantText := `update order: the CVO's ByNumberAndComponent, run levels in series, components in parallel; Jobs split it
+3 tasks (2 objects, 1 step) in 1 node
 [0] 05/a (3 tasks)
     0000_05_a_90_cm.yaml#0 ConfigMap/a90
     generated/0000_05_a_91_status.step step a/status after ConfigMap/a90

@@ -246,3 +246,50 @@ func TestLoadOnly(t *testing.T) {
 		t.Error("WithProfile: no error")
 	}
 }
+
+func TestDigest(t *testing.T) {
+	base := fstest.MapFS{
+		"manifests/0000_00_a_x.yaml":         {Data: []byte("a: 1\n")},
+		"release-manifests/0000_50_b_x.yaml": {Data: []byte("b: 1\n")},
+		"release-manifests/release-metadata": {Data: []byte("{}")},
+		"other/ignored.yaml":                 {Data: []byte("c: 1\n")},
+	}
+	d1, err := Digest(base)
+	if err != nil || !strings.HasPrefix(d1, "sha256:") || len(d1) != len("sha256:")+64 {
+		t.Fatalf("Digest = %q, %v", d1, err)
+	}
+	same := fstest.MapFS{}
+	for k, v := range base {
+		same[k] = v
+	}
+	same["other/ignored.yaml"] = &fstest.MapFile{Data: []byte("changed")}
+	if d, _ := Digest(same); d != d1 {
+		t.Errorf("a file outside the payload's directories changed the digest")
+	}
+	for name, change := range map[string]func(fstest.MapFS){
+		"changed content": func(f fstest.MapFS) {
+			f["release-manifests/0000_50_b_x.yaml"] = &fstest.MapFile{Data: []byte("b: 2\n")}
+		},
+		"renamed": func(f fstest.MapFS) {
+			f["release-manifests/0000_51_b_x.yaml"] = f["release-manifests/0000_50_b_x.yaml"]
+			delete(f, "release-manifests/0000_50_b_x.yaml")
+		},
+		"added":    func(f fstest.MapFS) { f["manifests/0000_00_a_y.yaml"] = &fstest.MapFile{Data: []byte("")} },
+		"metadata": func(f fstest.MapFS) { f["release-manifests/release-metadata"] = &fstest.MapFile{Data: []byte("{ }")} },
+	} {
+		f := fstest.MapFS{}
+		for k, v := range base {
+			f[k] = v
+		}
+		change(f)
+		if d, err := Digest(f); err != nil || d == d1 {
+			t.Errorf("%s: digest %q, %v: want another one", name, d, err)
+		}
+	}
+	if _, err := Digest(fstest.MapFS{"x.yaml": {}}); err == nil {
+		t.Error("an empty payload has a digest")
+	}
+	if d, err := Digest(Embedded()); err != nil || d == "" {
+		t.Errorf("embedded: %q, %v", d, err)
+	}
+}

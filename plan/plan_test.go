@@ -161,7 +161,10 @@ func TestOverlaysKeepFileAndRunLevel(t *testing.T) {
 			node := map[*manifest.Manifest]string{}
 			for _, n := range p.Graph.Nodes {
 				for _, task := range n.Tasks {
-					node[task.Manifest] = n.Label()
+					if task.Manifest != nil {
+						level, component, _ := payload.ParseFileName(task.Manifest.OriginalFilename)
+						node[task.Manifest] = fmt.Sprintf("%02d/%s", level, component)
+					}
 				}
 			}
 			for _, c := range p.OverlayChanges {
@@ -177,7 +180,7 @@ func TestOverlaysKeepFileAndRunLevel(t *testing.T) {
 					}
 					level, component, _ := payload.ParseFileName(src.OriginalFilename)
 					if got, want := node[obj], fmt.Sprintf("%02d/%s", level, component); got != want {
-						t.Errorf("%s: in node %q, want %q", obj, got, want)
+						t.Errorf("%s: placed at %q, want %q", obj, got, want)
 					}
 				case overlay.Deleted:
 					for _, m := range p.Objects {
@@ -214,8 +217,9 @@ metadata:
 	}, {
 		name:    "run level 03 of config-operator when no object creates the namespace",
 		payload: fstest.MapFS{"manifests/0000_50_x_00.yaml": &fstest.MapFile{Data: []byte("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: x\n  annotations: {include.release.openshift.io/self-managed-high-availability: \"true\"}\n")}},
-		wantList: "03\tconfig-operator\tgenerated/0000_03_config-operator_99_cluster-profile.yaml\tv1\tConfigMap\topenshift-config\tcluster-profile\n" +
-			"50\tx\tmanifests/0000_50_x_00.yaml\tv1\tNamespace\t\tx\n",
+		// The CVO's manifests/ come first, then the rest by name.
+		wantList: "50\tx\tmanifests/0000_50_x_00.yaml\tv1\tNamespace\t\tx\n" +
+			"03\tconfig-operator\tgenerated/0000_03_config-operator_99_cluster-profile.yaml\tv1\tConfigMap\topenshift-config\tcluster-profile\n",
 	}, {
 		name: "a payload that ships the ConfigMap itself",
 		payload: func() fstest.MapFS {
@@ -443,7 +447,8 @@ func TestBuildPlacesSteps(t *testing.T) {
 				for _, a := range task.After {
 					after = append(after, a.Describe())
 				}
-				steps = append(steps, fmt.Sprintf("%s %s after %v", n.Label(), task.Step.Name(), after))
+				level, component, _ := payload.ParseFileName(task.StepFile)
+				steps = append(steps, fmt.Sprintf("%02d/%s %s after %v", level, component, task.Step.Name(), after))
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -21,7 +22,7 @@ func applyCommand() *command {
 	return &command{
 		name:  "apply",
 		short: "Bootstrap a cluster: apply the payload in order, then wait for it",
-		usage: "[--kubeconfig K] [--parallelism N] [--order install|graph] [--wait [--wait-on-failure]] [--timeout D] [--dry-run[=server]] [-o text|json] [selection flags]",
+		usage: "[--kubeconfig K] [--parallelism N] [--order install|update|reconcile] [--wait [--wait-on-failure]] [--timeout D] [--dry-run[=server]] [-o text|json] [selection flags]",
 		long:  applyHelp,
 		flags: func(fs *pflag.FlagSet) runner {
 			o := &applyOptions{}
@@ -33,7 +34,7 @@ func applyCommand() *command {
 			fs.Lookup("dry-run").NoOptDefVal = "server"
 			o.output = addOutputFlag(fs, formatText, formatJSON)
 			fs.Lookup("output").Usage = `progress format: "text" lines on stderr, or "json" events on stdout (docs/cli.md)`
-			fs.StringVar(&o.order, "order", string(payload.OrderGraph), `"graph": run levels in series, as 'payload-apply graph' shows; "install": a node waits only for the nodes it requires, as the CVO installs`)
+			fs.StringVar(&o.order, "order", "", `"install", "update" or "reconcile" (the CVO's orders, 'payload-apply graph'); default: the CVO's for what the record says`)
 			o.kube.addFlags(fs)
 			o.selection.addFlags(fs)
 			o.verify.addFlags(fs)
@@ -83,10 +84,10 @@ func (o *applyOptions) Validate() error {
 	if o.waitOnFailure && !o.wait {
 		return usageErrorf("--wait-on-failure is for --wait")
 	}
-	switch payload.Order(o.order) {
-	case payload.OrderInstall, payload.OrderGraph:
-	default:
-		return usageErrorf(`--order %q: want "install" or "graph"`, o.order)
+	if o.order != "" {
+		if _, err := payload.ParseOrder(o.order); err != nil {
+			return usageErrorf("--%v", err)
+		}
 	}
 	if o.parallelism < 1 {
 		return usageErrorf("--parallelism %d: want at least 1", o.parallelism)
@@ -134,11 +135,17 @@ func (o *applyOptions) Run(parent context.Context, s IOStreams) error {
 	logPlan(ctx, sess.Plan)
 	printFindings(ctx, s, sess.Plan.Findings)
 
+	img, err := recordImage(o.selection.source, o.opts.Payload)
+	if err != nil {
+		return err
+	}
+	order, _ := payload.ParseOrder(o.order)
 	abort, release := secondSignal(parent)
 	defer release()
 	r := clustersync.Apply(parent, sess, clustersync.ApplyOptions{
+		Release:       clustersync.Release{Image: img, Verification: verificationOf(o.verification)},
 		Parallelism:   o.parallelism,
-		Order:         payload.Order(o.order),
+		Order:         order,
 		DryRun:        o.dryRun == "server",
 		Wait:          o.wait,
 		WaitOnFailure: o.waitOnFailure,
@@ -147,6 +154,10 @@ func (o *applyOptions) Run(parent context.Context, s IOStreams) error {
 		Abort:         abort,
 		Sink:          prog,
 	})
+	var mismatch *clustersync.ReleaseMismatchError
+	if errors.As(errors.Join(r.Errors...), &mismatch) {
+		return &exitError{Code: exitUsage, Err: fmt.Errorf("%w: payload-apply upgrade --to PAYLOAD", mismatch)}
+	}
 	// The failures, grouped by reason, and the summary are printed.
 	prog.summary(r, time.Since(start))
 	switch {

@@ -2,10 +2,23 @@ package main
 
 // applyHelp is the help of 'payload-apply apply'.
 const applyHelp = `Applies the objects the selection includes to the cluster, as the
-cluster-version operator does at install time:
+cluster-version operator (CVO) does, and keeps the cluster's record, the
+config.openshift.io/v1 ClusterVersion "version", as the CVO keeps it.
 
-1. Stage: every CustomResourceDefinition and Namespace of the plan is applied
-   ahead of the graph, from the start, in a pool of its own (up to
+The record says which release the cluster runs, and so what apply does: on a
+cluster without one it installs the release (the record is made, with the
+ClusterVersion CRD from the payload); on one that runs this release it
+applies it again; an install or update of this release that stopped is
+finished. Another release version is refused (exit 2): that is 'upgrade'.
+Its status says how far the apply has come (Progressing "Working towards V:
+N of M done (P% complete)"); when everything was applied the release is
+Completed in its history ('status' shows it). The record names the payload
+by absolute path and digest (the built-in one
+embedded://payload-apply@sha256:..., which --payload accepts too).
+--dry-run writes no record.
+
+1. Stage (the install order only): every CustomResourceDefinition and
+   Namespace of the plan is applied ahead of the graph, from the start, in a pool of its own (up to
    --parallelism at once), and each CustomResourceDefinition is waited on
    until Established. Payloads create custom resources at run levels before
    their CRD (a FeatureGate at 05, its CRD at 10), and objects in namespaces
@@ -16,14 +29,14 @@ cluster-version operator does at install time:
    order; staged objects keep their place in it (a node that reaches one
    waits for it and takes its outcome; nothing is applied twice).
 2. The task graph ('payload-apply graph'), each component's files serially,
-   at most --parallelism nodes at once: with --order graph (the default)
-   run levels in series, components of a run level in parallel, Jobs as
-   barriers. --order install runs it as the CVO runs an install, when
-   nothing is running that could mind the order: every component at once, a
-   node waiting only for the nodes it requires (its component's earlier run
-   level, the node creating a CRD it needs, a Job before it). Either way a
-   failed object stops its component's node and the nodes that require it;
-   everything else goes on.
+   at most --parallelism nodes at once, in the CVO's order for the record's
+   state (--order to choose): "install" (FlattenByNumberAndComponent) on a
+   cluster without a release: every component of every run level at once,
+   Jobs the only barriers; "reconcile" for the release the cluster runs:
+   the same nodes in the CVO's permuted order; "update" (run levels in
+   series, components in parallel) to finish an update that stopped, with
+   the update's waits when 'upgrade' started it. A failed object stops its
+   component's node and what comes after it; everything else goes on.
    An object whose kind has no API on the server and no CRD in the payload,
    or whose namespace nothing creates, fails at once as
    "resource type missing" or "namespace missing" and stops nothing else.
@@ -131,6 +144,6 @@ warning. See 'payload-apply help verify'.
 
 Exit codes: 0 everything applied (and ready, with --wait); 1 some object
 failed or was not ready in time, or the payload could not be read; 2 usage
-error, no cluster configured, the cluster unreachable, or the credentials
+error, a release other than the cluster's, no cluster configured, the cluster unreachable, or the credentials
 refused or lacking a permission (forbidden, unauthorized); 130 interrupted
 by SIGINT or SIGTERM, or stdout closed.`

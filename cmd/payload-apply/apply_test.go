@@ -61,7 +61,7 @@ func TestApplyHelpDocumentsTheContract(t *testing.T) {
 		}
 	}
 	out, _, _ := runCLI(t, "help", "apply")
-	for _, want := range []string{"--parallelism", "--wait", "--timeout", "--dry-run", "Stage:", "0.0.1-snapshot", "resource type missing"} {
+	for _, want := range []string{"--parallelism", "--wait", "--timeout", "--dry-run", "stage", "ClusterVersion \"version\"", "resource type missing", "--order"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("help apply lacks %q", want)
 		}
@@ -203,7 +203,7 @@ wait: not started: 1 object failed to apply, which no waiting fixes (--wait-on-f
 
 func TestApplyOrderFlag(t *testing.T) {
 	_, errOut, code := runCLI(t, "apply", "--order", "random")
-	if code != exitUsage || !strings.Contains(errOut, `--order "random": want "install" or "graph"`) {
+	if code != exitUsage || !strings.Contains(errOut, `--order "random": want update, install or reconcile`) {
 		t.Errorf("exit %d: %s", code, errOut)
 	}
 }

@@ -63,7 +63,11 @@ object apply would leave is then computed without writing anything:
     are still compared).
 Status is dropped on this side. The profile is --profile, else the "profile"
 key of ConfigMap openshift-config/cluster-profile on the cluster, else the
-default, as apply chooses it.
+default, as apply chooses it. The payload is --payload, else the release
+the cluster's record (ClusterVersion "version") says it runs, opened again
+from where it was applied (stderr says which); without --payload, a
+cluster with no record, or a recorded payload that cannot be opened here,
+is an error (exit 2): the built-in payload is never a silent stand-in.
 
 Fields only a server sets (managedFields, resourceVersion, uid, generation,
 creationTimestamp) are dropped and Secret data is always masked ("***",
@@ -244,12 +248,19 @@ func (o *diffOptions) runLive(ctx context.Context, s IOStreams) error {
 	if err != nil {
 		return fail(err)
 	}
-	sess, err := clustersync.Start(ctx, cfg, clustersync.StartOptions{
+	start := clustersync.StartOptions{
 		Connect: clustersync.ConnectOptions{Strict: true, Sink: warningPrinter{s.ErrOut}, Secrets: secretsOf(ctx)},
 		Plan:    o.a,
-	})
+	}
+	if o.selection.payload == "" {
+		start.Payload = payloadOfRecord(s.ErrOut, &o.selection.registry)
+	}
+	sess, err := clustersync.Start(ctx, cfg, start)
 	if err != nil {
 		return fail(err)
+	}
+	if o.selection.payload != "" {
+		sayComparedPayload(s.ErrOut, o.selection.payload, sess)
 	}
 	logPlan(ctx, sess.Plan)
 	r, err := clustersync.Diff(ctx, sess, clustersync.DiffOptions{Parallelism: o.parallelism})

@@ -57,6 +57,7 @@ func commandArgs(t *testing.T) map[string][]string {
 		"rbac":       nil,
 		"render":     nil,
 		"status":     nil,
+		"upgrade":    {"--to", small},
 		"validate":   nil,
 		"version":    nil,
 	}

@@ -2,7 +2,7 @@
 // OpenShift release payloads. Run `payload-apply help` for the commands.
 //
 // May import: clustersync, components/..., lib/..., payload, plan,
-// profiles, releaseinfo.
+// profiles, releaseinfo, upgrade.
 package main
 
 import (

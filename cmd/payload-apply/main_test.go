@@ -199,7 +199,7 @@ func TestDiffGolden(t *testing.T) {
 }
 
 func TestDiffExitCodes(t *testing.T) {
-	if out, errOut, code := runCLI(t, "diff", "--against-profile", "self-managed-high-availability"); code != 0 || out != "Summary: 0 to create, 0 to change, 0 to delete, 38 unchanged\n" {
+	if out, errOut, code := runCLI(t, "diff", "--against-profile", "self-managed-high-availability"); code != 0 || out != "Summary: 0 to create, 0 to change, 0 to delete, 40 unchanged\n" {
 		t.Errorf("same profile: exit %d\n%s%s", code, out, errOut)
 	}
 	if out, _, code := runCLI(t, "diff", "--against-profile", "hypershift", "--summary"); code != 1 || !strings.HasPrefix(out, "Summary: ") || strings.Count(out, "\n") != 1 {

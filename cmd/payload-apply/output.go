@@ -143,7 +143,7 @@ func flagValues(name string) []string {
 	case "feature-set", "against-feature-set":
 		return append([]string{"Default"}, manifest.KnownFeatureSets()...)
 	case "order":
-		return []string{string(payload.OrderGraph), string(payload.OrderInstall)}
+		return []string{string(payload.OrderUpdate), string(payload.OrderInstall), string(payload.OrderReconcile)}
 	case "dry-run":
 		return []string{"server", "none"}
 	}

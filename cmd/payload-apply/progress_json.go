@@ -97,6 +97,17 @@ type jsonEvent struct {
 	ErrorsByReason map[string]int `json:"errorsByReason,omitempty"`
 	Skipped        map[string]int `json:"skipped,omitempty"`
 	Wait           *jsonWait      `json:"wait,omitempty"`
+	// Order and State are the graph's order and the CVO's state the run
+	// stood for; Release the release applied (version, image) and
+	// Completed whether the record says it is; RecordWrites counts the
+	// writes of the record's status.
+	Order        string       `json:"order,omitempty"`
+	State        string       `json:"state,omitempty"`
+	Release      *jsonRelease `json:"release,omitempty"`
+	Completed    *bool        `json:"completed,omitempty"`
+	RecordWrites *int         `json:"recordWrites,omitempty"`
+	// Plan is an upgrade's plan (the "plan" event, before its tasks).
+	Plan *jsonUpgradePlan `json:"plan,omitempty"`
 }
 
 // jsonWait is how the wait after the graph ended.
@@ -109,6 +120,11 @@ type jsonWait struct {
 	Total          int    `json:"total"`
 	Pending        int    `json:"pending"`
 	Elapsed        string `json:"elapsed"`
+}
+
+type jsonRelease struct {
+	Version string `json:"version"`
+	Image   string `json:"image"`
 }
 
 // fail marks e as the event of a failure: the action Failed, err's
@@ -189,6 +205,15 @@ func (p *jsonProgress) Event(e clustersync.Event) {
 		p.emit(je)
 	case clustersync.Slow:
 		p.emit(jsonEvent{Event: "slow", Total: len(e.Pending), Pending: pendingJSON(e.Pending)})
+	case clustersync.UpdateWaiting:
+		m := e.Task.Manifest
+		je := jsonEvent{Event: "waiting", File: m.File, Doc: intp(m.Doc), APIVersion: m.Obj.GetAPIVersion(), Kind: m.GVK.Kind,
+			Namespace: m.Obj.GetNamespace(), Name: m.Obj.GetName(), Action: "Waiting", Message: e.Message}
+		if e.Done {
+			je.Action = "Ready"
+			je.fail(e.Err)
+		}
+		p.emit(je)
 	case clustersync.Interrupting:
 		msg := interruptMessage(e, context.Cause(p.ctx))
 		p.emit(jsonEvent{Event: "interrupt", Message: msg, Done: intp(p.done), Total: p.total})
@@ -257,6 +282,11 @@ func (p *jsonProgress) summary(r *clustersync.ApplyReport, elapsed time.Duration
 	}
 	if c := r.Interrupted; c != nil {
 		e.Interrupted, e.Stopped, e.NotStarted = true, intp(c.Stopped), intp(c.NotStarted)
+	}
+	e.Order, e.State = string(r.Order), r.State
+	if r.Record != nil {
+		e.Release = &jsonRelease{Version: r.Release.Version, Image: r.Release.Image}
+		e.Completed, e.RecordWrites = &r.Completed, intp(r.RecordWrites)
 	}
 	p.emit(e)
 	writeEnd(p.errOut, r, paths)

@@ -133,6 +133,13 @@ func (p *textProgress) Event(e clustersync.Event) {
 		p.line("%s", stepLine(e.Name, change, e.Err, " (run again while waiting)"))
 	case clustersync.Waiting:
 		p.wait(e)
+	case clustersync.UpdateWaiting:
+		switch {
+		case !e.Done:
+			p.line("waiting on %s: %s", e.What, e.Message)
+		case e.Err == nil:
+			p.line("%s: ready", e.What)
+		}
 	case clustersync.Slow:
 		p.line("%s", pendingText(fmt.Sprintf("applying: %s for more than %s", clustersync.Plural(len(e.Pending), "object"), e.After), e.Pending))
 	case clustersync.Interrupting:
@@ -211,5 +218,6 @@ func (p *textProgress) summary(r *clustersync.ApplyReport, elapsed time.Duration
 	fmt.Fprintf(p.errOut, "applied %d of %s%s in %s: %s%s; %s (%s)\n",
 		len(changes.Entries)-changes.Count(resourceapply.Failed), clustersync.Plural(p.total-p.steps, "object"), ran, elapsed.Round(10*time.Millisecond),
 		changes.Summary(), stepSummary, clustersync.Plural(int(reads+writes), "request"), clustersync.Plural(int(writes), "write"))
+	printRecordLine(p.errOut, r)
 	printInterrupted(p.errOut, r)
 }

@@ -32,8 +32,12 @@ them) and to read them back. For every kind of the plan:
                              permissions the role does not hold itself is
                              an escalation the API server checks
 
-plus get on configmaps (the cluster's profile) and get, list on
-clusteroperators (status), plus what the selection's component steps need
+plus get on configmaps (the cluster's profile, the admin gates and
+acknowledgements), get, list on clusteroperators (status), get, list,
+create, patch on clusterversions and update on clusterversions/status (the
+cluster's record, ClusterVersion "version", which apply and upgrade keep),
+get, list, create, patch, watch on customresourcedefinitions (the record's
+CRD when the cluster lacks it), plus what the selection's component steps need
 (the ingress default placement's Ingress status, the node tuning
 operator's hosted ConfigMaps and RuntimeClass, the platform operators
 manager's BundleDeployments and statuses). Discovery (/api, /apis) is open to every

@@ -117,7 +117,8 @@ func libraryGoSelection(t testing.TB, dir, profile, featureSet string) []string 
 
 // TestRenderListMatchesLibraryGo: for every reference profile and feature set,
 // `render --list` on the real payload lists exactly what library-go keeps,
-// in an order whose run levels never go down.
+// in the CVO's order: the files of manifests/ first, then the others, run
+// levels never going down within each.
 func TestRenderListMatchesLibraryGo(t *testing.T) {
 	dir := realpayload.Dir(t)
 	for profile := range referenceProfiles {
@@ -127,12 +128,22 @@ func TestRenderListMatchesLibraryGo(t *testing.T) {
 				// Objects the profile's overlays delete were selected:
 				// they count for the comparison with library-go.
 				got := deleted
-				last := -1
+				last, group := -1, 0
 				unordered := false
 				for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
 					f := strings.Split(line, "\t")
 					if len(f) != 7 {
 						t.Fatalf("line %q has %d fields", line, len(f))
+					}
+					g := 1
+					if strings.HasPrefix(f[2], "manifests/") {
+						g = 0
+					}
+					switch {
+					case g < group:
+						t.Errorf("%s after the files of manifests/ ended", f[2])
+					case g > group:
+						group, last = g, -1
 					}
 					if f[0] == "-" {
 						unordered = true

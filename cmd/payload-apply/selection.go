@@ -50,7 +50,7 @@ type selectionFlags struct {
 
 func (f *selectionFlags) addFlags(fs *pflag.FlagSet) {
 	f.fs = fs
-	fs.StringVar(&f.payload, "payload", "", "payload: a directory with manifests/ and/or release-manifests/, an OCI image layout directory, an image tarball, or a registry reference HOST/REPO:TAG, HOST/REPO@sha256:... or docker://... (default: the reference payload built into the binary)")
+	fs.StringVar(&f.payload, "payload", "", "payload: a directory with manifests/ and/or release-manifests/, an OCI image layout directory, an image tarball, or a registry reference HOST/REPO:TAG, HOST/REPO@sha256:... or docker://... (default: the reference payload built into the binary, which embedded://payload-apply names)")
 	fs.StringVar(&f.releaseImage, "release-image", "", "pull spec the manifests/ templates see as {{.ReleaseImage}} (default: quay.io/openshift-release-dev/ocp-release:<version>)")
 	fs.StringVar(&f.profile, "profile", "", "cluster profile (default: "+profiles.Default+")")
 	fs.StringVar(&f.featureSet, "feature-set", "", "feature set: Default, TechPreviewNoUpgrade, DevPreviewNoUpgrade, CustomNoUpgrade or OKD (default: Default)")
@@ -160,7 +160,7 @@ func (f *selectionFlags) options(ctx context.Context) (plan.Options, error) {
 	opts.Components.HyperShiftNaming = naming
 	f.source = payloadSource{Kind: sourceEmbedded}
 	if f.payload != "" {
-		fsys, src, err := f.registry.openPayload(ctx, "--payload", f.payload)
+		fsys, src, err := openPayloadArg(ctx, &f.registry, "--payload", f.payload)
 		if err != nil {
 			return opts, err
 		}

@@ -17,12 +17,22 @@ import (
 func statusCommand() *command {
 	return &command{
 		name:  "status",
-		short: "Show the payload's ClusterOperators and the cluster's aggregate status",
-		usage: "[--kubeconfig K] [-o text|wide|json|yaml] [selection flags]",
-		long: `Reads every ClusterOperator the selected payload includes from the cluster
-and prints one line per operator (as 'oc get clusteroperators' does), then
-the aggregate status, computed like ClusterVersion's conditions at install
-time:
+		short: "Show the cluster's record, the payload's ClusterOperators and the aggregate status",
+		usage: "[--kubeconfig K] [-o text|wide|json|yaml] [--payload P] [selection flags]",
+		long: `Prints the cluster's record, ClusterVersion "version" as apply and upgrade
+keep it (the release it works towards, the history newest first, the
+conditions), then reads every ClusterOperator of the release and prints one
+line per operator (as 'oc get clusteroperators' does), then the aggregate
+status, computed like ClusterVersion's conditions at install time.
+
+The release is the one the record says the cluster runs (its newest history
+entry), opened again from where it was applied, and said on stderr; with
+--payload, that payload (stderr says what the cluster runs beside it).
+Without --payload, a cluster with no record, or a recorded payload that
+cannot be opened here (moved, changed, or a registry reference), is a usage
+error: status never falls back to the built-in payload.
+
+The aggregate:
 
   Available    True ("Done applying V") when every ClusterOperator is
                Available=True, not Degraded=True, and reports every version
@@ -36,19 +46,17 @@ time:
 The profile is --profile, else the "profile" key of ConfigMap
 openshift-config/cluster-profile when the cluster has it, else the default.
 
-Without --payload the cluster is compared with the reference payload built
-into the binary, and stderr says so: pass the payload the cluster was
-installed from.
-
 -o wide adds the reason an operator is not ready (the CVO's
 ClusterOperatorNotAvailable, ClusterOperatorDegraded, ...) and every
-version it reports. -o json (or -o yaml) prints {"version", "done", "total", "conditions":
-[...], "operators": [...]} instead.
+version it reports. -o json (or -o yaml) prints {"version", "done",
+"total", "conditions": [...], "operators": [...], "clusterVersion":
+{"desired", "history", "conditions", "capabilities"}} instead.
 
-Exit codes: 0 Available=True and Failing not True; 1 not available or
-failing, or the payload could not be read; 2 usage error, no cluster
-configured, the cluster unreachable, or the credentials refused or lacking
-a permission (forbidden, unauthorized).`,
+Exit codes: 0 Available=True and Failing not True (the aggregate, and the
+record's Failing); 1 not available or failing, or the payload could not be
+read; 2 usage error, no release to compare with, no cluster configured, the
+cluster unreachable, or the credentials refused or lacking a permission
+(forbidden, unauthorized).`,
 		flags: func(fs *pflag.FlagSet) runner {
 			o := &statusOptions{}
 			o.output = addOutputFlag(fs, formatText, formatWide, formatJSON, formatYAML)
@@ -79,7 +87,8 @@ func (o *statusOptions) Validate() error { return o.kube.validate() }
 // CLI contract.
 type jsonStatus struct {
 	resourceapply.ClusterStatus
-	Operators []jsonOperator `json:"operators"`
+	Operators      []jsonOperator `json:"operators"`
+	ClusterVersion *jsonRecord    `json:"clusterVersion"`
 }
 
 type jsonOperator struct {
@@ -103,24 +112,28 @@ func (o *statusOptions) Run(ctx context.Context, s IOStreams) error {
 	if _, err := checkReachable(cfg); err != nil {
 		return err
 	}
-	sess, err := clustersync.Start(ctx, cfg, clustersync.StartOptions{
+	start := clustersync.StartOptions{
 		Connect: clustersync.ConnectOptions{Sink: warningPrinter{s.ErrOut}, Secrets: secretsOf(ctx)},
 		Plan:    o.opts,
-	})
+	}
+	if o.selection.payload == "" {
+		start.Payload = payloadOfRecord(s.ErrOut, &o.selection.registry)
+	}
+	sess, err := clustersync.Start(ctx, cfg, start)
 	if err != nil {
 		return clusterFailure(err)
 	}
-	logPlan(ctx, sess.Plan)
-	if o.opts.Payload == nil && sess.Plan.Payload.Release != nil {
-		fmt.Fprintf(s.ErrOut, "note: comparing with the reference payload built into the binary (%s); pass --payload for the one the cluster was installed from\n", sess.Plan.Payload.Release.Version)
+	if o.selection.payload != "" {
+		sayComparedPayload(s.ErrOut, o.selection.payload, sess)
 	}
+	logPlan(ctx, sess.Plan)
 	rep, err := clustersync.Status(ctx, sess)
 	if err != nil {
 		return failure(err)
 	}
 	st, ops := rep.Cluster, rep.Operators
 	if o.output.value == formatJSON || o.output.value == formatYAML {
-		out := jsonStatus{ClusterStatus: st, Operators: []jsonOperator{}}
+		out := jsonStatus{ClusterStatus: st, Operators: []jsonOperator{}, ClusterVersion: recordJSON(sess.Record)}
 		for _, op := range ops {
 			out.Operators = append(out.Operators, jsonOperator{Name: op.Name, Found: op.Found, Ready: op.Ready,
 				Available: string(op.Available), Progressing: string(op.Progressing), Degraded: string(op.Degraded),
@@ -131,6 +144,8 @@ func (o *statusOptions) Run(ctx context.Context, s IOStreams) error {
 		}
 	} else {
 		wide := o.output.value == formatWide
+		printRecord(s.Out, sess.Record)
+		fmt.Fprintln(s.Out)
 		tw := tabwriter.NewWriter(s.Out, 0, 4, 2, ' ', 0)
 		head := "NAME\tVERSION\tAVAILABLE\tPROGRESSING\tDEGRADED\tSINCE\tMESSAGE"
 		if wide {
@@ -158,7 +173,7 @@ func (o *statusOptions) Run(ctx context.Context, s IOStreams) error {
 			fmt.Fprintln(s.Out, line)
 		}
 	}
-	if !st.Healthy() {
+	if !st.Healthy() || recordFailing(sess.Record) {
 		return &exitError{Code: exitFail}
 	}
 	return nil

@@ -1,9 +1,11 @@
 // Command applybench measures how long applying a payload to a fresh API
 // server takes, four ways, on one machine in one session:
 //
-//   - cli: `payload-apply apply --payload DIR` (the binary, end to end:
-//     parse, select, stage, graph with run levels in series, the default);
-//   - cli-install: the same with --order install (the CVO's install order);
+//   - cli: `payload-apply apply --payload DIR --order graph` (the binary,
+//     end to end: parse, select, graph with run levels in series: "graph"
+//     names the CVO's update order since issue 16);
+//   - cli-install: the same with --order install (the CVO's install order,
+//     staged; what apply does by default on a cluster without a record);
 //   - engine: the same engine in-process with the plan already built
 //     (clustersync.Apply, which the command calls);
 //   - kubectl: what a person would script: `kubectl apply --server-side

@@ -41,11 +41,20 @@ var (
 // Always returns the rules every apply and status needs whatever the payload:
 // the cluster's profile is read from ConfigMap
 // openshift-config/cluster-profile and written back by the plan (its
-// kind's rule comes from the plan), and status reads ClusterOperators.
+// kind's rule comes from the plan), status reads ClusterOperators (and
+// the record lists their Upgradeable conditions), and the cluster's
+// record, ClusterVersion "version", is read, made (server-side apply:
+// patch) and its status written (update of clusterversions/status). Its
+// CustomResourceDefinition comes from the payload when the cluster lacks
+// it: get, create and patch on customresourcedefinitions (with watch, to
+// wait for it).
 func Always() []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"}},
+		{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"get", "list", "create", "patch", "watch"}},
 		{APIGroups: []string{"config.openshift.io"}, Resources: []string{"clusteroperators"}, Verbs: []string{"get", "list"}},
+		{APIGroups: []string{"config.openshift.io"}, Resources: []string{"clusterversions"}, Verbs: []string{"get", "list", "create", "patch"}},
+		{APIGroups: []string{"config.openshift.io"}, Resources: []string{"clusterversions/status"}, Verbs: []string{"update"}},
 	}
 }
 

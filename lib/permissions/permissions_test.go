@@ -39,6 +39,8 @@ func TestClusterRole(t *testing.T) {
 		{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"create", "get", "list", "patch", "watch"}},
 		{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: []string{"create", "get", "list", "patch"}},
 		{APIGroups: []string{"config.openshift.io"}, Resources: []string{"clusteroperators"}, Verbs: []string{"get", "list"}},
+		{APIGroups: []string{"config.openshift.io"}, Resources: []string{"clusterversions"}, Verbs: []string{"create", "get", "list", "patch"}},
+		{APIGroups: []string{"config.openshift.io"}, Resources: []string{"clusterversions/status"}, Verbs: []string{"update"}},
 		{APIGroups: []string{"example.com"}, Resources: []string{"widgetz"}, Verbs: []string{"create", "get", "list", "patch"}},
 		{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"ingresses"}, Verbs: []string{"create", "get", "list", "patch"}},
 		{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterroles", "roles"}, Verbs: []string{"bind"}},
@@ -68,8 +70,10 @@ func TestClusterRoleExtraRules(t *testing.T) {
 	)
 	want := []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"}},
+		{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"create", "get", "list", "patch", "watch"}},
 		{APIGroups: []string{"config.openshift.io"}, Resources: []string{"clusteroperators"}, Verbs: []string{"get", "list"}},
-		{APIGroups: []string{"config.openshift.io"}, Resources: []string{"ingresses"}, Verbs: []string{"create", "get", "list", "patch"}},
+		{APIGroups: []string{"config.openshift.io"}, Resources: []string{"clusterversions", "ingresses"}, Verbs: []string{"create", "get", "list", "patch"}},
+		{APIGroups: []string{"config.openshift.io"}, Resources: []string{"clusterversions/status"}, Verbs: []string{"update"}},
 		{APIGroups: []string{"config.openshift.io"}, Resources: []string{"ingresses/status"}, Verbs: []string{"patch"}},
 	}
 	if !reflect.DeepEqual(got.Rules, want) {

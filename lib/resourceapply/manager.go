@@ -281,6 +281,7 @@ var (
 	crdGK             = schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}
 	clusterOperatorGK = schema.GroupKind{Group: "config.openshift.io", Kind: "ClusterOperator"}
 	deploymentGK      = schema.GroupKind{Group: "apps", Kind: "Deployment"}
+	daemonSetGK       = schema.GroupKind{Group: "apps", Kind: "DaemonSet"}
 	jobGK             = schema.GroupKind{Group: "batch", Kind: "Job"}
 )
 

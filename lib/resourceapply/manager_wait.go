@@ -23,6 +23,11 @@ type WaitOptions struct {
 	Timeout time.Duration
 	// Interval is the pause between two polls; zero: one second.
 	Interval time.Duration
+	// MaxInterval, when above Interval, makes the pause double after every
+	// poll up to it (quick first polls, then fewer requests).
+	MaxInterval time.Duration
+	// Readiness decides when an object is ready; nil: Check.
+	Readiness func(required, live *unstructured.Unstructured) Readiness
 	// Progress, when set, is called after every poll with what is still
 	// pending, from the calling goroutine.
 	Progress func(WaitProgress)
@@ -77,6 +82,11 @@ func (m *Manager) Wait(ctx context.Context, objs []*unstructured.Unstructured, o
 	if opts.Interval <= 0 {
 		opts.Interval = time.Second
 	}
+	check := opts.Readiness
+	if check == nil {
+		check = Check
+	}
+	interval := opts.Interval
 	if opts.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
@@ -143,7 +153,7 @@ func (m *Manager) Wait(ctx context.Context, objs []*unstructured.Unstructured, o
 						byKey[list.Items[i].GetNamespace()+"/"+list.Items[i].GetName()] = &list.Items[i]
 					}
 					for _, it := range group {
-						r := Check(it.obj, byKey[it.ns+"/"+it.obj.GetName()])
+						r := check(it.obj, byKey[it.ns+"/"+it.obj.GetName()])
 						it.ready, it.failed, it.message, it.reason = r.Ready, r.Failed, r.Message, r.Reason
 					}
 				}()
@@ -164,7 +174,7 @@ func (m *Manager) Wait(ctx context.Context, objs []*unstructured.Unstructured, o
 						it.message, it.reason = "get: "+err.Error(), "ReadError"
 						return
 					}
-					r := Check(it.obj, live)
+					r := check(it.obj, live)
 					it.ready, it.failed, it.message, it.reason = r.Ready, r.Failed, r.Message, r.Reason
 				}()
 			}
@@ -193,7 +203,10 @@ func (m *Manager) Wait(ctx context.Context, objs []*unstructured.Unstructured, o
 		if pending == 0 || opts.StopAtFailure && failed > 0 {
 			break
 		}
-		t := time.NewTimer(opts.Interval)
+		t := time.NewTimer(interval)
+		if interval *= 2; interval > opts.MaxInterval {
+			interval = max(opts.MaxInterval, opts.Interval)
+		}
 		select {
 		case <-ctx.Done():
 			t.Stop()

@@ -80,6 +80,34 @@ func Check(required, live *unstructured.Unstructured) Readiness {
 	return Readiness{Message: msg, Reason: string(res.Status)}
 }
 
+// RolloutCheck is Check for an update, when workloads must finish rolling
+// out, not only report no failure: a Deployment or DaemonSet is ready when
+// kstatus says Current (its controller observed the newest generation and
+// every replica is updated and available); a Deployment that reports a
+// failure is not, with Check's message. Every other kind as Check.
+func RolloutCheck(required, live *unstructured.Unstructured) Readiness {
+	if live == nil || live.GetDeletionTimestamp() != nil {
+		return Check(required, live)
+	}
+	switch live.GroupVersionKind().GroupKind() {
+	case deploymentGK:
+		if r := deploymentReadiness(live); !r.Ready {
+			return r
+		}
+	case daemonSetGK:
+	default:
+		return Check(required, live)
+	}
+	res, err := status.Compute(live)
+	if err != nil {
+		return Readiness{Message: "status: " + err.Error()}
+	}
+	if res.Status == status.CurrentStatus {
+		return Readiness{Ready: true}
+	}
+	return Readiness{Message: "rolling out: " + res.Message}
+}
+
 // condition is a status condition as unstructured objects hold them.
 type condition struct {
 	Type, Status, Reason, Message string

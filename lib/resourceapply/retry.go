@@ -83,3 +83,12 @@ func retry(ctx context.Context, opts RetryOptions, fn func() error) error {
 		}
 	}
 }
+
+// Retry calls fn as the Manager retries its own requests (see
+// RetryOptions): again while it fails transiently (connection errors,
+// timeouts, 429, 5xx, conflicts), until the retry deadline or ctx ends;
+// it returns fn's last error. For requests the Manager does not make
+// itself, such as a status subresource write.
+func Retry(ctx context.Context, opts RetryOptions, fn func() error) error {
+	return retry(ctx, opts, fn)
+}

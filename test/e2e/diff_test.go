@@ -65,13 +65,17 @@ func TestDiffLive(t *testing.T) {
 	kc := "--kubeconfig=" + s.Kubeconfig
 	const ns = "openshift-ingress-operator"
 
-	t.Run("an empty cluster: everything is to create", func(t *testing.T) {
+	t.Run("an empty cluster: no release to compare with but the one named", func(t *testing.T) {
 		r := cli(t, ctx, "diff", kc)
+		if r.code != 2 || !strings.Contains(r.stderr, "the cluster has no record of the release it runs") || !strings.Contains(r.stderr, "pass --payload") {
+			t.Fatalf("exit %d, want 2 and why:\n%s", r.code, r.stderr)
+		}
+		r = cli(t, ctx, "diff", kc, "--payload=embedded://payload-apply")
 		if r.code != 1 {
 			t.Fatalf("exit %d, want 1:\n%s", r.code, r.stderr)
 		}
-		// 38 objects, one of them annotated for deletion.
-		if !strings.HasSuffix(r.stdout, "Summary: 37 to create, 0 to change, 0 to delete, 0 unchanged\n") {
+		// 40 objects, one of them annotated for deletion.
+		if !strings.HasSuffix(r.stdout, "Summary: 39 to create, 0 to change, 0 to delete, 0 unchanged\n") {
 			t.Errorf("summary:\n%s", tailLines(r.stdout))
 		}
 		// Kinds whose CRD is in the plan: as the payload gives them.
@@ -80,7 +84,7 @@ func TestDiffLive(t *testing.T) {
 				t.Errorf("diff lacks %q", want)
 			}
 		}
-		if r.stderr != "" {
+		if r.stderr != "comparing with --payload embedded://payload-apply (4.22.0); the cluster has no record of a release\n" {
 			t.Errorf("stderr:\n%s", r.stderr)
 		}
 	})
@@ -93,7 +97,8 @@ func TestDiffLive(t *testing.T) {
 
 	t.Run("right after apply: no differences", func(t *testing.T) {
 		r := cli(t, ctx, "diff", kc)
-		if r.code != 0 || r.stdout != "Summary: 0 to create, 0 to change, 0 to delete, 37 unchanged\n" {
+		if r.code != 0 || r.stdout != "Summary: 0 to create, 0 to change, 0 to delete, 39 unchanged\n" ||
+			!strings.HasPrefix(r.stderr, "comparing with the release the cluster runs: 4.22.0 (embedded://payload-apply@sha256:") {
 			t.Fatalf("exit %d, want 0:\n%s%s", r.code, r.stdout, r.stderr)
 		}
 		r = cli(t, ctx, "diff", kc, "-o", "json")
@@ -101,7 +106,7 @@ func TestDiffLive(t *testing.T) {
 			Summary map[string]int `json:"summary"`
 			Objects []any          `json:"objects"`
 		}
-		if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || r.code != 0 || len(out.Objects) != 0 || out.Summary["unchanged"] != 37 {
+		if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || r.code != 0 || len(out.Objects) != 0 || out.Summary["unchanged"] != 39 {
 			t.Errorf("-o json: exit %d, %v:\n%s", r.code, err, r.stdout)
 		}
 	})
@@ -152,7 +157,7 @@ func TestDiffLive(t *testing.T) {
 		if removed := regexp.MustCompile(`(?m)^-[^-]`).FindAllString(r.stdout, -1); len(removed) != 1 {
 			t.Errorf("%d lines removed, want the one of replicas:\n%s", len(removed), r.stdout)
 		}
-		if !strings.HasSuffix(r.stdout, "Summary: 1 to create, 1 to change, 0 to delete, 35 unchanged\n") {
+		if !strings.HasSuffix(r.stdout, "Summary: 1 to create, 1 to change, 0 to delete, 37 unchanged\n") {
 			t.Errorf("summary:\n%s", tailLines(r.stdout))
 		}
 		// Nothing was written: the Deployment still has 3 replicas.
@@ -219,8 +224,9 @@ func TestDiffLive(t *testing.T) {
 			!strings.Contains(r.stderr, `user "e2e-nobody" cannot get configmaps in namespace "openshift-config": the role needs verb "get" on resource "configmaps"`) {
 			t.Errorf("stderr:\n%s", r.stderr)
 		}
-		// With --profile, every object is refused and named, by file.
-		r = cli(t, ctx, "diff", kc, "--as=e2e-nobody", "--profile=self-managed-high-availability")
+		// With --profile and --payload, the record left out (a warning),
+		// every object is refused and named, by file.
+		r = cli(t, ctx, "diff", kc, "--as=e2e-nobody", "--profile=self-managed-high-availability", "--payload=embedded://payload-apply")
 		if r.code != 2 {
 			t.Errorf("exit %d, want 2:\n%s", r.code, tailLines(r.stderr))
 		}
@@ -241,7 +247,7 @@ func TestDiffLive(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := cli(t, ctx, "diff", kc, "--summary")
-		if r.code != 1 || r.stdout != "Summary: 1 to create, 1 to change, 1 to delete, 35 unchanged\n" {
+		if r.code != 1 || r.stdout != "Summary: 1 to create, 1 to change, 1 to delete, 37 unchanged\n" {
 			t.Errorf("exit %d:\n%s%s", r.code, r.stdout, r.stderr)
 		}
 		r = cli(t, ctx, "diff", kc)

@@ -167,8 +167,10 @@ func TestFaults(t *testing.T) {
 			},
 		},
 		{
+			// Late enough that ClusterOperators exist: the install order
+			// reaches them last in each component.
 			name:  "SIGINT",
-			after: 150,
+			after: 450,
 			inject: func(r *faultRun) {
 				if err := r.bg.cmd.Process.Signal(os.Interrupt); err != nil {
 					r.t.Fatal(err)

@@ -4,10 +4,12 @@ package e2e
 
 import (
 	"archive/tar"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -15,6 +17,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -23,6 +27,8 @@ import (
 	"github.com/payload-apply/payload-apply/internal/hostile"
 	"github.com/payload-apply/payload-apply/test/apiserver"
 )
+
+var clusterVersions = schema.GroupVersionResource{Group: "config.openshift.io", Version: "v1", Resource: "clusterversions"}
 
 // requestLog is a proxy in front of the API server that records the
 // method and path of every request the command sends.
@@ -177,7 +183,23 @@ func TestApplyHostilePayload(t *testing.T) {
 	// and the proxy sees its writes.
 	t.Run("control", func(t *testing.T) {
 		kubeconfig, log := countingKubeconfig(t, s)
-		r := cli(t, t.Context(), "apply", "--kubeconfig="+kubeconfig, "--payload="+writeHostilePayload(t, nil), "--timeout=1m", "--dry-run=server")
+		payload := writeHostilePayload(t, nil)
+		// apply refuses a release other than the one the shared server
+		// runs (when another test installed one): be that release.
+		if cv, err := c.Resource(clusterVersions).Get(t.Context(), "version", metav1.GetOptions{}); err == nil {
+			if h, _, _ := unstructured.NestedSlice(cv.Object, "status", "history"); len(h) > 0 {
+				v, _, _ := unstructured.NestedString(h[0].(map[string]any), "version")
+				for name, body := range map[string]string{
+					"release-metadata": fmt.Sprintf(`{"kind": "cincinnati-metadata-v0", "version": %q}`, v),
+					"image-references": fmt.Sprintf(`{"kind": "ImageStream", "apiVersion": "image.openshift.io/v1", "metadata": {"name": %q}, "spec": {"tags": []}}`, v),
+				} {
+					if err := os.WriteFile(filepath.Join(payload, "release-manifests", name), []byte(body), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		}
+		r := cli(t, t.Context(), "apply", "--kubeconfig="+kubeconfig, "--payload="+payload, "--timeout=1m", "--dry-run=server")
 		if r.code != 0 {
 			t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
 		}

@@ -1,0 +1,53 @@
+package payload
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+)
+
+// Digest fingerprints a payload's content: "sha256:" and the SHA-256 of
+// every file of manifests/ and release-manifests/ (release-metadata and
+// image-references included), in name order, each as its path, its size
+// and its bytes. The same files give the same digest wherever they are; a
+// changed, added or removed file changes it. Files are read within the
+// limits Load applies (DefaultMaxFiles, DefaultMaxPayloadSize, the
+// manifest file size); errors name the file.
+func Digest(fsys fs.FS) (string, error) {
+	r := newReader(fsys, LoadOptions{})
+	h := sha256.New()
+	files := 0
+	for _, dir := range []string{ManifestDir, ReleaseManifestDir} {
+		entries, err := fs.ReadDir(fsys, dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return "", fileError(dir, err)
+		}
+		for _, e := range entries {
+			if e.IsDir() {
+				continue
+			}
+			if files++; files > r.maxFiles {
+				return "", fileError(dir, fmt.Errorf("more than %d files", r.maxFiles))
+			}
+			name := dir + "/" + e.Name()
+			data, err := r.read(name, -1, e.Type()&fs.ModeSymlink != 0)
+			if err != nil {
+				return "", err
+			}
+			if r.total += int64(len(data)); r.total > r.maxTotal {
+				return "", fileError(name, fmt.Errorf("payload larger than %d bytes", r.maxTotal))
+			}
+			fmt.Fprintf(h, "%s\n%d\n", name, len(data))
+			h.Write(data)
+		}
+	}
+	if files == 0 {
+		return "", errors.New("payload: no files in manifests/ or release-manifests/")
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
