@@ -245,7 +245,8 @@ Global flags (anywhere on the line):
 Output: -o/--output is always a format (text, yaml, json, name, wide, ...
 as each command lists); a directory to write into is --output-dir.
 %s
-Without --payload, commands use the reference payload built into the binary.
+Without --payload, commands use the reference payload built into the binary;
+status and diff against a cluster, the release the cluster's record names.
 Run 'payload-apply help COMMAND' for a command's flags and exit codes.
 `, globalFlagUsages(), exitCodeHelp)
 }
