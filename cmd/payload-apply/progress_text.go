@@ -209,6 +209,8 @@ func (p *textProgress) summary(r *clustersync.ApplyReport, elapsed time.Duration
 		}
 	}
 	writeEnd(p.errOut, r, pathsOf(p.ctx))
+	// The record's line comes before the summary, which is last.
+	printRecordLine(p.errOut, r)
 	changes, steps := r.Objects, r.Steps
 	ran, stepSummary := "", ""
 	if p.steps > 0 {
@@ -218,6 +220,5 @@ func (p *textProgress) summary(r *clustersync.ApplyReport, elapsed time.Duration
 	fmt.Fprintf(p.errOut, "applied %d of %s%s in %s: %s%s; %s (%s)\n",
 		len(changes.Entries)-changes.Count(resourceapply.Failed), clustersync.Plural(p.total-p.steps, "object"), ran, elapsed.Round(10*time.Millisecond),
 		changes.Summary(), stepSummary, clustersync.Plural(int(reads+writes), "request"), clustersync.Plural(int(writes), "write"))
-	printRecordLine(p.errOut, r)
 	printInterrupted(p.errOut, r)
 }

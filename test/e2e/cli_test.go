@@ -58,7 +58,7 @@ func TestApplyCLI(t *testing.T) {
 			}
 		}
 		if last := lastLine(r.stderr); !strings.HasPrefix(last, "applied ") || !strings.Contains(last, "1 failed") {
-			t.Errorf("the summary is not last: %q", last)
+			t.Errorf("the summary is not last: %q\n%s", last, r.stderr)
 		}
 	})
 
