@@ -108,6 +108,9 @@ func TestInterruptReport(t *testing.T) {
 	if got, want := interruptReport(tasks[:2], make([]resourceapply.Change, 2), make([]resourceapply.Reason, 2)).String(), "0 of 2 objects applied; 2 not started"; got != want {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
+	if got, want := (InterruptCounts{NotStarted: 1, Total: 1}).String(), "0 of 1 object applied; 1 not started"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
 }
 
 func TestWithoutInterrupted(t *testing.T) {

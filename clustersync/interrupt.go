@@ -51,7 +51,7 @@ type InterruptCounts struct {
 // applied (118 created, 2 unchanged); 1 failed; 3 stopped in flight; 480
 // not started; 0 of 1 steps run".
 func (c InterruptCounts) String() string {
-	s := fmt.Sprintf("%d of %d objects applied", c.Applied, c.Total)
+	s := fmt.Sprintf("%d of %s applied", c.Applied, Plural(c.Total, "object"))
 	if c.Applied > 0 {
 		s += " (" + c.Summary + ")"
 	}
