@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"io/fs"
 	"sync"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 	"github.com/payload-apply/payload-apply/lib/clusterversion"
 	"github.com/payload-apply/payload-apply/lib/manifest"
 	"github.com/payload-apply/payload-apply/lib/resourceapply"
+	"github.com/payload-apply/payload-apply/payload"
 	"github.com/payload-apply/payload-apply/plan"
 )
 
@@ -186,7 +188,12 @@ func openRecord(ctx context.Context, c *Cluster, p *plan.Plan, caps *configv1.Cl
 	if !served {
 		crd := recordCRD(p)
 		if crd == nil {
-			return nil, errors.New("the record: the cluster does not serve config.openshift.io/v1 ClusterVersion and the payload has no CustomResourceDefinition for it")
+			// A payload without the CVO's manifests (a few objects of
+			// one's own): the record is still the real ClusterVersion,
+			// with the CRD the binary's reference payload carries.
+			if crd, err = embeddedRecordCRD(); err != nil {
+				return nil, err
+			}
 		}
 		if _, err := c.Manager.Apply(ctx, crd.Obj, resourceapply.DefaultApplyOptions()); err != nil {
 			return nil, fmt.Errorf("the record: %s: %w", crd.Position(), err)
@@ -262,6 +269,29 @@ func recordCRD(p *plan.Plan) *manifest.Manifest {
 		}
 	}
 	return fallback
+}
+
+// embeddedRecordFile is the ClusterVersion CRD of the reference payload
+// compiled into the binary (openshift/api's, as real payloads carry it).
+const embeddedRecordFile = "manifests/0000_00_cluster-version-operator_01_clusterversions.crd.yaml"
+
+// embeddedRecordCRD returns the reference payload's ClusterVersion
+// CustomResourceDefinition.
+func embeddedRecordCRD() (*manifest.Manifest, error) {
+	data, err := fs.ReadFile(payload.Embedded(), embeddedRecordFile)
+	if err != nil {
+		return nil, fmt.Errorf("the record: the built-in ClusterVersion CRD: %w", err)
+	}
+	ms, err := manifest.Parse("(built-in) "+embeddedRecordFile, data, manifest.ParseOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("the record: the built-in ClusterVersion CRD: %w", err)
+	}
+	for i := range ms {
+		if ms[i].GVK.Kind == "CustomResourceDefinition" && ms[i].Obj.GetName() == recordCRDName {
+			return &ms[i], nil
+		}
+	}
+	return nil, errors.New("the record: the built-in payload has no ClusterVersion CRD")
 }
 
 // record returns the record as last read or written.

@@ -177,3 +177,18 @@ metadata:
 		t.Errorf("enabled, implicit: %s", got)
 	}
 }
+
+// TestEmbeddedRecordCRD: a payload without the CVO's manifests still gets
+// the real ClusterVersion CRD for its record, the built-in payload's.
+func TestEmbeddedRecordCRD(t *testing.T) {
+	crd, err := embeddedRecordCRD()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := crd.Obj.GetName(); got != recordCRDName {
+		t.Errorf("name %q, want %q", got, recordCRDName)
+	}
+	if crd.Obj.GetAPIVersion() != "apiextensions.k8s.io/v1" {
+		t.Errorf("apiVersion %q", crd.Obj.GetAPIVersion())
+	}
+}
