@@ -248,6 +248,9 @@ func run(ctx context.Context, c *Cluster, p *plan.Plan, opts ApplyOptions, st ru
 	logger := klog.FromContext(ctx)
 
 	mgr := c.Manager
+	// A Cluster may apply again (the operator's passes): what the Manager
+	// learned in an earlier apply is not trusted.
+	mgr.NewRun()
 	objs := p.Unstructured()
 	mgr.ExpectKinds(resourceapply.CRDKinds(objs)...)
 	mgr.ExpectNamespaces(resourceapply.Namespaces(objs)...)

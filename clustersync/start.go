@@ -50,14 +50,22 @@ type Session struct {
 }
 
 // Start is what every command that talks to a cluster does first: connect
-// (Connect: the server is checked), read the cluster's record and profile,
-// build the plan and register the plan's Secret values as secrets. Errors
-// say which of these failed.
+// (Connect: the server is checked), then NewSession. Errors say which of
+// these failed.
 func Start(ctx context.Context, cfg *rest.Config, opts StartOptions) (*Session, error) {
 	c, err := Connect(ctx, cfg, opts.Connect)
 	if err != nil {
 		return nil, err
 	}
+	return NewSession(ctx, c, opts)
+}
+
+// NewSession is Start for a cluster already connected: it reads the
+// cluster's record and profile, builds the plan and registers the plan's
+// Secret values as secrets (opts.Connect.Secrets). A caller that keeps a
+// Cluster (the operator) plans each release it applies with it, keeping
+// the Cluster's discovery and request counts.
+func NewSession(ctx context.Context, c *Cluster, opts StartOptions) (*Session, error) {
 	popts, err := clusterProfile(ctx, c, opts.Plan)
 	if err != nil {
 		return nil, err

@@ -1,8 +1,8 @@
 // Command payload-apply loads, selects, renders, validates and applies
 // OpenShift release payloads. Run `payload-apply help` for the commands.
 //
-// May import: clustersync, components/..., lib/..., payload, plan,
-// profiles, releaseinfo, upgrade.
+// May import: clustersync, components/..., lib/..., operator/..., payload,
+// plan, profiles, releaseinfo, upgrade.
 package main
 
 import (

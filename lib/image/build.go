@@ -237,8 +237,10 @@ type WriteOptions struct {
 	Format Format
 	// Tag names the image inside the output: the OCI layout's
 	// org.opencontainers.image.ref.name annotation, and the docker-archive's
-	// repository tag "release:<Tag>" ("+" becomes "_"). Empty: "latest".
+	// repository tag "<Repository>:<Tag>" ("+" becomes "_"). Empty: "latest".
 	Tag string
+	// Repository is the docker-archive's repository. Empty: "release".
+	Repository string
 }
 
 // Write stores img at dst. The output is written beside dst and renamed
@@ -255,7 +257,11 @@ func Write(img v1.Image, dst string, opts WriteOptions) error {
 	case FormatOCI, "":
 		return writeLayout(img, dst, tag)
 	case FormatDockerArchive:
-		return writeArchive(img, dst, tag)
+		repo := opts.Repository
+		if repo == "" {
+			repo = "release"
+		}
+		return writeArchive(img, dst, repo+":"+tag)
 	}
 	return fmt.Errorf("write image: format %q: want %s", opts.Format, formatList())
 }
@@ -316,13 +322,14 @@ func writeLayout(img v1.Image, dst, tag string) error {
 	return nil
 }
 
-func writeArchive(img v1.Image, dst, tag string) error {
+// writeArchive writes img as a docker-archive tagged ref (REPO:TAG).
+func writeArchive(img v1.Image, dst, refName string) error {
 	if st, err := os.Stat(dst); err == nil && st.IsDir() {
 		return fmt.Errorf("%s: write image: is a directory", dst)
 	}
-	ref, err := name.NewTag("release:"+strings.ReplaceAll(tag, "+", "_"), name.WeakValidation)
+	ref, err := name.NewTag(strings.ReplaceAll(refName, "+", "_"), name.WeakValidation)
 	if err != nil {
-		return fmt.Errorf("%s: write image: tag %q: %w", dst, tag, err)
+		return fmt.Errorf("%s: write image: tag %q: %w", dst, refName, err)
 	}
 	f, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".tmp-")
 	if err != nil {

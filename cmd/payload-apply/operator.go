@@ -1,0 +1,274 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+
+	"github.com/payload-apply/payload-apply/clustersync"
+	"github.com/payload-apply/payload-apply/operator"
+	"github.com/payload-apply/payload-apply/plan"
+)
+
+func operatorCommand() *command {
+	return &command{
+		name:  "operator",
+		short: "Keep a cluster at its release as the CVO does (leader-elected replicas); print its manifests; build its image",
+		usage: "[manifests | image] [flags] [selection flags]",
+		long: `payload-apply operator runs until SIGTERM as the cluster-version operator
+does: replicas elect a leader on a coordination.k8s.io Lease, and the
+leader keeps the managed cluster at its release.
+
+  - While the cluster's record (ClusterVersion "version") has never
+    reached a release, it installs the payload (the CVO's flattened
+    install order, every component at once).
+  - Then it reconciles: every --resync (plus up to a fifth, at random) it
+    applies the payload again, as the CVO reconciles (two workers): a
+    steady cluster gets no write; an object edited or deleted since is
+    written back, and logged as drift. A failed pass is retried sooner,
+    backing off as the CVO does. A change of the ClusterVersion's spec,
+    seen through a watch, starts a pass at once.
+
+Clusters: the managed cluster is --kubeconfig (and the other kubeconfig
+flags), else $KUBECONFIG, else ~/.kube/config, else the pod's in-cluster
+configuration. The Lease lives in --lease-namespace/--lease-name of the
+cluster --lease-kubeconfig names, else in-cluster when running in a pod,
+else the managed cluster (HyperShift's shape: the Lease in the management
+cluster, the objects in the hosted one). Only the leader talks to the
+managed cluster. SIGTERM stops the pass in flight (10 s grace), releases
+the Lease, so that another replica takes over at once, and exits 0.
+
+--metrics-bind-address serves /healthz, /readyz and /metrics (Prometheus:
+the CVO's cluster_version, cluster_operator_up, cluster_operator_conditions,
+... and payload_apply_operator_* for the passes, their writes, requests and
+drift); "0" turns it off. Logs are klog lines with timestamps.
+
+  payload-apply operator manifests [--image REF] [--namespace NS] ...
+      prints the Namespace, ServiceAccount, ClusterRole and binding (what
+      'payload-apply rbac' prints for the selection, plus the record, the
+      watches), the Lease's Role and binding, and a Deployment of
+      --replicas (2) with probes and resource requests, as YAML (-o json: a
+      List). The container's flags are the operator flags given here.
+  payload-apply operator image (--output-dir DIR | --output-file FILE)
+      builds the operator's image without a container daemon: the static
+      binary (--binary, default this one, which must be built with
+      CGO_ENABLED=0) as /usr/bin/payload-apply, with --payload's payload
+      baked in at / when given (a release image: the manifests then say
+      --payload=/). DIR gets an OCI image layout, FILE a docker-archive;
+      skopeo reads both (oci:DIR, docker-archive:FILE).
+
+Exit codes: 0 stopped by SIGTERM or SIGINT (the Lease released), or
+manifests/image written; 1 the Lease was lost (another replica may lead:
+restart), or the payload could not be planned, or the image not written;
+2 usage error.`,
+		flags: func(fs *pflag.FlagSet) runner {
+			o := &operatorOptions{fs: fs}
+			fs.StringVar(&o.leaseKubeconfig, "lease-kubeconfig", "", "kubeconfig of the cluster holding the Lease (default: in-cluster in a pod, else the managed cluster)")
+			fs.StringVar(&o.leaseNamespace, "lease-namespace", "", "namespace of the Lease (default: $POD_NAMESPACE, else the pod's namespace, else kube-system)")
+			fs.StringVar(&o.leaseName, "lease-name", operator.DefaultLeaseName, "name of the Lease")
+			fs.StringVar(&o.identity, "lease-identity", "", "this replica's identity in the Lease (default: $POD_NAME, else HOSTNAME_RANDOM)")
+			fs.DurationVar(&o.leaseDuration, "lease-duration", operator.DefaultLeaseDuration, "a Lease not renewed for this long is taken over")
+			fs.DurationVar(&o.renewDeadline, "renew-deadline", operator.DefaultRenewDeadline, "the leader stops leading when it cannot renew for this long")
+			fs.DurationVar(&o.retryPeriod, "retry-period", operator.DefaultRetryPeriod, "how often replicas try to take or renew the Lease")
+			fs.DurationVar(&o.resync, "resync", operator.DefaultResync, "time between passes once the cluster is at its release (plus up to a fifth at random)")
+			fs.DurationVar(&o.passTimeout, "pass-timeout", 0, "stop a pass that takes longer (default: twice --resync)")
+			fs.IntVar(&o.parallelism, "parallelism", clustersync.DefaultParallelism, "graph nodes applied at once while installing or updating")
+			fs.IntVar(&o.reconcileParallelism, "reconcile-parallelism", operator.DefaultReconcileParallelism, "graph nodes applied at once while reconciling (the CVO's 2)")
+			fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":9099", `address of /healthz, /readyz and /metrics; "0" turns them off`)
+			o.manifests.addFlags(fs)
+			o.image.addFlags(fs)
+			o.kube.addFlags(fs)
+			o.selection.addFlags(fs)
+			return o
+		},
+	}
+}
+
+type operatorOptions struct {
+	selection                                  selectionFlags
+	kube                                       kubeFlags
+	leaseKubeconfig, leaseNamespace, leaseName string
+	identity, metricsAddr                      string
+	leaseDuration, renewDeadline, retryPeriod  time.Duration
+	resync, passTimeout                        time.Duration
+	parallelism, reconcileParallelism          int
+	manifests                                  manifestsFlags
+	image                                      imageFlags
+
+	// sub is the subcommand ("" runs the operator); fs the flags, which
+	// manifests passes on to the container.
+	sub  string
+	fs   *pflag.FlagSet
+	opts plan.Options
+}
+
+func (o *operatorOptions) Complete(ctx context.Context, args []string, s IOStreams) error {
+	if len(args) > 0 {
+		o.sub, args = args[0], args[1:]
+		if o.sub != "manifests" && o.sub != "image" {
+			return usageErrorf("unknown operator subcommand %q: want manifests or image, or none to run the operator", o.sub)
+		}
+	}
+	var err error
+	if o.opts, err = o.selection.complete(ctx, args); err != nil {
+		return err
+	}
+	if o.sub != "" {
+		return nil
+	}
+	if o.leaseNamespace == "" {
+		o.leaseNamespace = podNamespace()
+	}
+	if o.identity == "" {
+		o.identity = replicaIdentity()
+	}
+	// An operator's log is read later: timestamps and sources.
+	gofs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(gofs)
+	return gofs.Set("skip_headers", "false")
+}
+
+func (o *operatorOptions) Validate() error {
+	switch o.sub {
+	case "manifests":
+		return o.manifests.validate()
+	case "image":
+		return o.image.validate()
+	}
+	if o.leaseKubeconfig != "" {
+		if _, err := os.Stat(o.leaseKubeconfig); err != nil {
+			return usageErrorf("--lease-kubeconfig: %v", err)
+		}
+	}
+	if o.metricsAddr != "0" {
+		if _, _, err := net.SplitHostPort(o.metricsAddr); err != nil {
+			return usageErrorf("--metrics-bind-address %q: want HOST:PORT or :PORT, or 0: %v", o.metricsAddr, err)
+		}
+	}
+	return o.kube.validate()
+}
+
+func (o *operatorOptions) Run(ctx context.Context, s IOStreams) error {
+	switch o.sub {
+	case "manifests":
+		return o.runManifests(ctx, s)
+	case "image":
+		return o.runImage(ctx, s)
+	}
+	logger := klog.FromContext(ctx)
+	cfg, err := o.kube.restConfig(ctx, s)
+	if err != nil {
+		return err
+	}
+	cfg.UserAgent = fmt.Sprintf("payload-apply/%s operator/%s", version(), o.identity)
+	leaseCfg, where, err := o.leaseConfig(cfg)
+	if err != nil {
+		return err
+	}
+	opts := operator.DefaultOptions()
+	opts.Cluster, opts.Lease = cfg, leaseCfg
+	opts.LeaseNamespace, opts.LeaseName, opts.Identity = o.leaseNamespace, o.leaseName, o.identity
+	opts.LeaseDuration, opts.RenewDeadline, opts.RetryPeriod = o.leaseDuration, o.renewDeadline, o.retryPeriod
+	opts.Resync, opts.PassTimeout = o.resync, o.passTimeout
+	opts.Parallelism, opts.ReconcileParallelism = o.parallelism, o.reconcileParallelism
+	opts.Start = clustersync.StartOptions{Connect: clustersync.ConnectOptions{Secrets: secretsOf(ctx)}, Plan: o.opts}
+	opts.ResolvePayload = func(ctx context.Context, image string) (fs.FS, error) {
+		fsys, _, err := o.selection.registry.openPayload(ctx, "release image", image)
+		return fsys, err
+	}
+	op, err := operator.New(ctx, opts)
+	if err != nil {
+		var ue usageError
+		if errors.As(err, &ue) {
+			return err
+		}
+		return &exitError{Code: exitFail, Err: err}
+	}
+	rel := op.Release()
+	logger.Info("Starting the operator", "version", version(), "release", rel.Version, "image", rel.Image,
+		"managedCluster", cfg.Host, "leaseCluster", where, "lease", o.leaseNamespace+"/"+o.leaseName, "identity", o.identity, "resync", o.resync)
+
+	serveDone := make(chan error, 1)
+	serveCtx, stopServing := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopServing()
+	if o.metricsAddr != "0" {
+		l, err := net.Listen("tcp", o.metricsAddr)
+		if err != nil {
+			return &exitError{Code: exitFail, Err: fmt.Errorf("--metrics-bind-address %s: %w", o.metricsAddr, err)}
+		}
+		logger.Info("Serving /healthz, /readyz and /metrics", "address", l.Addr().String())
+		go func() { serveDone <- op.Serve(serveCtx, l) }()
+	} else {
+		close(serveDone)
+	}
+	runErr := op.Run(ctx)
+	stopServing()
+	if err := <-serveDone; err != nil && runErr == nil {
+		runErr = err
+	}
+	if runErr != nil {
+		return &exitError{Code: exitFail, Err: runErr}
+	}
+	logger.Info("Stopped", "signal", ctx.Err())
+	return nil
+}
+
+// leaseConfig returns the client configuration of the Lease's cluster and
+// says which it is.
+func (o *operatorOptions) leaseConfig(managed *rest.Config) (*rest.Config, string, error) {
+	if o.leaseKubeconfig != "" {
+		cfg, err := clientcmd.BuildConfigFromFlags("", o.leaseKubeconfig)
+		if err != nil {
+			return nil, "", usageErrorf("--lease-kubeconfig: %v", err)
+		}
+		return cfg, cfg.Host, nil
+	}
+	if cfg, err := rest.InClusterConfig(); err == nil {
+		return cfg, "in-cluster " + cfg.Host, nil
+	}
+	return managed, "the managed cluster", nil
+}
+
+// serviceAccountNamespace is the file that names a pod's namespace.
+const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// podNamespace is the Lease's default namespace: $POD_NAMESPACE, else the
+// pod's namespace, else kube-system.
+func podNamespace() string {
+	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
+		return ns
+	}
+	if b, err := os.ReadFile(serviceAccountNamespace); err == nil && strings.TrimSpace(string(b)) != "" {
+		return strings.TrimSpace(string(b))
+	}
+	return "kube-system"
+}
+
+// replicaIdentity is the default identity: $POD_NAME, else the host name
+// and a random suffix (a replica restarted on the same host is another
+// candidate).
+func replicaIdentity() string {
+	if n := os.Getenv("POD_NAME"); n != "" {
+		return n
+	}
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "payload-apply"
+	}
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return host + "_" + hex.EncodeToString(b)
+}

@@ -1,0 +1,36 @@
+// Package operator keeps a cluster at its release, as the
+// cluster-version operator (CVO) does: `payload-apply operator` is a thin
+// command around it.
+//
+// An Operator runs for as long as its context lives. Several replicas may
+// run at once: they elect a leader with client-go's leaderelection on a
+// coordination.k8s.io Lease, which may live in another cluster than the
+// one managed (HyperShift's shape: the lease in the management cluster,
+// the objects in the hosted one). Only the leader talks to the managed
+// cluster; the others wait for the lease. When the Operator's context
+// ends, the leader stops its pass (nothing new starts; what is in flight
+// gets a grace), then releases the lease, so that another replica takes
+// over at once; when the leader loses the lease, it stops writing at once
+// and Run returns ErrLeaseLost (the CVO exits then, and is restarted).
+//
+// The leader works in passes, each a clustersync.Apply of the release's
+// plan, in the CVO's modes: installing while the cluster's record
+// (ClusterVersion "version") has never reached a release, reconciling once
+// it has, every Options.Resync with jitter (the CVO's reconciling mode:
+// with nothing drifted a pass writes nothing; an object edited or deleted
+// since is repaired, and reported as drift). A failed pass is retried
+// sooner, backing off as the CVO does. A change of the ClusterVersion's
+// spec, seen through a watch (an informer, not polling), starts a pass at
+// once. The ClusterOperators are watched the same way, for the metrics.
+//
+// Observability: Handler serves /healthz, /readyz and /metrics
+// (Prometheus, client_golang), with the CVO's metric names where they
+// overlap (cluster_version, cluster_operator_up,
+// cluster_operator_conditions, cluster_operator_condition_transitions,
+// cluster_version_payload, cluster_operator_payload_errors) and the
+// operator's own under payload_apply_operator_ (passes, their duration,
+// requests and writes, drift, leadership). Logs are structured klog lines
+// through the context's logger.
+//
+// May import: clustersync, lib/requests, lib/resourceapply, payload, plan.
+package operator

@@ -1,0 +1,147 @@
+package operator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/payload-apply/payload-apply/clustersync"
+)
+
+// Options configure an Operator. Cluster, LeaseNamespace, LeaseName and
+// Identity are required; DefaultOptions fills in the rest.
+type Options struct {
+	// Cluster is the client configuration of the cluster the operator
+	// keeps at its release. It is copied; its QPS and Burst are kept.
+	Cluster *rest.Config
+	// Lease is the client configuration of the cluster that holds the
+	// Lease (HyperShift: the management cluster). Nil: Cluster.
+	Lease *rest.Config
+	// LeaseNamespace and LeaseName name the coordination.k8s.io Lease the
+	// replicas elect their leader with. The namespace must exist.
+	LeaseNamespace, LeaseName string
+	// Identity is this replica's holderIdentity in the Lease: unique among
+	// the replicas (the pod's name).
+	Identity string
+	// LeaseDuration is how long the Lease holds without renewal (a
+	// replica that finds it older takes it over), RenewDeadline how long
+	// the leader keeps trying to renew before it stops leading, and
+	// RetryPeriod how often the replicas try (client-go leaderelection).
+	// RenewDeadline must be below LeaseDuration: the difference is the
+	// time a leader that lost the Lease has to stop writing.
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+
+	// Start says how to connect (Start.Connect) and what to plan
+	// (Start.Plan: the payload of the release installed when the cluster
+	// has none, its profile, feature set, components).
+	Start clustersync.StartOptions
+	// Image is the release image the payload of Start.Plan is, as the
+	// cluster's record names releases (ClusterVersion status.desired).
+	// Empty: the plan's release image (--release-image, else the
+	// payload's default pull spec).
+	Image string
+	// ResolvePayload opens the payload of a release image the cluster's
+	// record names (spec.desiredUpdate.image) that is not Image. Nil:
+	// such a request is refused.
+	ResolvePayload func(ctx context.Context, image string) (fs.FS, error)
+
+	// Resync is the time between two passes once the cluster is at its
+	// release (the CVO's reconcile interval), plus a random part of up to
+	// Jitter times it, so that a fleet's operators do not pass together.
+	Resync time.Duration
+	Jitter float64
+	// PassTimeout stops a pass that takes longer (the CVO gives a sync
+	// twice its reconcile interval). Zero: 2 * Resync.
+	PassTimeout time.Duration
+	// Parallelism is the most graph nodes applied at once while installing
+	// or updating; ReconcileParallelism while reconciling (the CVO
+	// reconciles with 2 workers, so that repairing drift never loads the
+	// API server).
+	Parallelism, ReconcileParallelism int
+	// Grace is how long the objects in flight may finish when the
+	// Operator's context ends (shutdown), before the Lease is released.
+	Grace time.Duration
+
+	// Sink receives the engine's events of every pass, besides the
+	// Operator's own accounting. Nil: none.
+	Sink clustersync.Sink
+}
+
+// Defaults of Options.
+const (
+	// DefaultResync is the time between passes: the CVO picks its
+	// reconcile interval between 2 and 4 minutes.
+	DefaultResync = 3 * time.Minute
+	// DefaultJitter spreads passes by up to a fifth of Resync.
+	DefaultJitter = 0.2
+	// DefaultLeaseDuration, DefaultRenewDeadline and DefaultRetryPeriod
+	// are OpenShift's leader election conventions, which the CVO uses
+	// (library-go LeaderElectionDefaulting): a leader that dies is
+	// replaced within about two and a half minutes, and the Lease
+	// survives an API server outage of almost two.
+	DefaultLeaseDuration = 137 * time.Second
+	DefaultRenewDeadline = 107 * time.Second
+	DefaultRetryPeriod   = 26 * time.Second
+	// DefaultReconcileParallelism is the CVO's reconcile workers.
+	DefaultReconcileParallelism = 2
+	// DefaultLeaseName names the Lease.
+	DefaultLeaseName = "payload-apply-operator"
+)
+
+// DefaultOptions returns the defaults; the caller sets Cluster, the
+// Lease's namespace and Identity.
+func DefaultOptions() Options {
+	return Options{
+		LeaseName:            DefaultLeaseName,
+		LeaseDuration:        DefaultLeaseDuration,
+		RenewDeadline:        DefaultRenewDeadline,
+		RetryPeriod:          DefaultRetryPeriod,
+		Resync:               DefaultResync,
+		Jitter:               DefaultJitter,
+		Parallelism:          clustersync.DefaultParallelism,
+		ReconcileParallelism: DefaultReconcileParallelism,
+		Grace:                clustersync.DefaultGrace,
+	}
+}
+
+// Validate checks the options: required fields, positive durations, and
+// the order of the leader election's durations.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.Cluster == nil {
+		errs = append(errs, errors.New("the managed cluster's client configuration is required"))
+	}
+	if o.LeaseNamespace == "" || o.LeaseName == "" {
+		errs = append(errs, errors.New("the lease's namespace and name are required"))
+	}
+	if o.Identity == "" {
+		errs = append(errs, errors.New("the replica's identity is required"))
+	}
+	for _, d := range []struct {
+		name string
+		d    time.Duration
+	}{{"lease duration", o.LeaseDuration}, {"renew deadline", o.RenewDeadline}, {"retry period", o.RetryPeriod}, {"resync", o.Resync}} {
+		if d.d <= 0 {
+			errs = append(errs, fmt.Errorf("%s %s: want a positive duration", d.name, d.d))
+		}
+	}
+	if o.RenewDeadline >= o.LeaseDuration && o.LeaseDuration > 0 {
+		errs = append(errs, fmt.Errorf("renew deadline %s: want less than the lease duration %s", o.RenewDeadline, o.LeaseDuration))
+	}
+	// client-go's own rule: the leader must get more than one try within
+	// the renew deadline.
+	if o.RetryPeriod > 0 && float64(o.RenewDeadline) <= 1.2*float64(o.RetryPeriod) {
+		errs = append(errs, fmt.Errorf("renew deadline %s: want more than 1.2 times the retry period %s", o.RenewDeadline, o.RetryPeriod))
+	}
+	if o.Jitter < 0 {
+		errs = append(errs, fmt.Errorf("jitter %g: want 0 or more", o.Jitter))
+	}
+	if o.Parallelism < 1 || o.ReconcileParallelism < 1 {
+		errs = append(errs, fmt.Errorf("parallelism %d and reconcile parallelism %d: want at least 1", o.Parallelism, o.ReconcileParallelism))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,11 @@
+// Package operator holds the end-to-end tests of `payload-apply operator`,
+// run as processes against real kube-apiservers (test/apiserver) with the
+// real payload: leader election and a leader killed with SIGKILL, drift
+// repaired within a resync, a steady cluster written nothing, SIGTERM
+// releasing the Lease, the metrics scraped over HTTP, and (make
+// test-fleet) three clusters kept by three operators whose Leases live in
+// a fourth server. Writes are counted by the API server itself, from its
+// audit log. The tests are behind the e2e build tag.
+//
+// May import: nothing.
+package operator
