@@ -95,12 +95,21 @@ type replica struct {
 	metrics string
 }
 
+// owner, when set, is the test whose end kills the replicas (a test whose
+// subtests hand replicas on to one another); else each replica's own test.
+var owner *testing.T
+
 // startReplica runs `payload-apply operator` with identity name and args
 // (the kubeconfig, payload and timings), its log in a file, and waits
-// until it serves its metrics. It is killed when the test ends.
+// until it serves its metrics. It is killed when the test (or owner)
+// ends.
 func startReplica(t *testing.T, name string, args ...string) *replica {
 	t.Helper()
-	r := &replica{name: name, logPath: filepath.Join(t.TempDir(), name+".log"), done: make(chan struct{})}
+	life := t
+	if owner != nil {
+		life = owner
+	}
+	r := &replica{name: name, logPath: filepath.Join(life.TempDir(), name+".log"), done: make(chan struct{})}
 	logf, err := os.Create(r.logPath)
 	if err != nil {
 		t.Fatal(err)
@@ -118,16 +127,16 @@ func startReplica(t *testing.T, name string, args ...string) *replica {
 		_ = err
 		close(r.done)
 	}()
-	t.Cleanup(func() {
+	life.Cleanup(func() {
 		select {
 		case <-r.done:
 		default:
 			_ = r.cmd.Process.Kill()
 			<-r.done
 		}
-		if t.Failed() {
+		if life.Failed() {
 			b, _ := os.ReadFile(r.logPath)
-			t.Logf("log of %s:\n%s", name, tail(string(b), 60))
+			life.Logf("log of %s:\n%s", name, tail(string(b), 60))
 		}
 	})
 	re := regexp.MustCompile(`"Serving /healthz, /readyz and /metrics" address="([^"]+)"`)
