@@ -23,6 +23,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
@@ -91,8 +92,28 @@ func DefaultOptions() Options {
 
 // Objects returns the objects, in the order they are applied: Namespace,
 // ServiceAccount, ClusterRole, ClusterRoleBinding (not in HyperShift's
-// shape), Role, RoleBinding, Deployment.
-func Objects(o Options) ([]runtime.Object, error) {
+// shape), Role, RoleBinding, Deployment; as a user would write them: no
+// status, no empty creationTimestamp.
+func Objects(o Options) ([]*unstructured.Unstructured, error) {
+	typed, err := o.objects()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*unstructured.Unstructured, len(typed))
+	for i, obj := range typed {
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+		if err != nil {
+			return nil, fmt.Errorf("deploy: %w", err)
+		}
+		delete(m, "status")
+		unstructured.RemoveNestedField(m, "metadata", "creationTimestamp")
+		unstructured.RemoveNestedField(m, "spec", "template", "metadata", "creationTimestamp")
+		out[i] = &unstructured.Unstructured{Object: m}
+	}
+	return out, nil
+}
+
+func (o Options) objects() ([]runtime.Object, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}

@@ -63,6 +63,7 @@ func TestOperator(t *testing.T) {
 	t.Run("failover", testFailover)
 	t.Run("drift", testDrift)
 	t.Run("shutdown", testShutdown)
+	t.Run("manifests", testManifests)
 }
 
 // testFailover runs two replicas on a fresh cluster: exactly one leads
