@@ -9,8 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 	rbacv1 "k8s.io/api/rbac/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
 	"github.com/payload-apply/payload-apply/lib/component"
@@ -151,12 +150,13 @@ func managedClusterRules(ctx context.Context, opts plan.Options, name string) ([
 }
 
 // printObjects writes objs as YAML documents or a JSON List.
-func printObjects(s IOStreams, objs []runtime.Object, format string) error {
+func printObjects(s IOStreams, objs []*unstructured.Unstructured, format string) error {
 	if format == "json" {
-		list := &metav1.List{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "List"}}
-		for _, obj := range objs {
-			list.Items = append(list.Items, runtime.RawExtension{Object: obj})
+		items := make([]any, len(objs))
+		for i, obj := range objs {
+			items[i] = obj.Object
 		}
+		list := map[string]any{"apiVersion": "v1", "kind": "List", "items": items}
 		b, err := json.MarshalIndent(list, "", "  ")
 		if err != nil {
 			return fmt.Errorf("operator manifests: %w", err)
@@ -165,7 +165,7 @@ func printObjects(s IOStreams, objs []runtime.Object, format string) error {
 		return err
 	}
 	for i, obj := range objs {
-		b, err := yaml.Marshal(obj)
+		b, err := yaml.Marshal(obj.Object)
 		if err != nil {
 			return fmt.Errorf("operator manifests: %w", err)
 		}
