@@ -149,11 +149,11 @@ func (o *Operator) plan(ctx context.Context, c *clustersync.Cluster, rel configv
 		if o.opts.ResolvePayload == nil {
 			return nil, fmt.Errorf("release image %s: the operator cannot read payloads other than its own", rel.Image)
 		}
-		fsys, err := o.opts.ResolvePayload(ctx, rel.Image)
+		p, err := o.opts.ResolvePayload(ctx, rel.Image)
 		if err != nil {
 			return nil, fmt.Errorf("release image %s: %w", rel.Image, err)
 		}
-		opts.Plan.Payload, opts.Plan.Loaded = fsys, nil
+		opts.Plan.Payload, opts.Plan.Loaded, opts.Plan.Parsed = p.FS, nil, nil
 		opts.Plan.ReleaseImage = rel.Image
 	}
 	return clustersync.NewSession(ctx, c, opts)

@@ -44,10 +44,15 @@ type Options struct {
 	// Empty: the plan's release image (--release-image, else the
 	// payload's default pull spec).
 	Image string
+	// Verification is how the signatures of Start's payload were checked
+	// (the caller checks them before New); the record says so.
+	Verification Verification
 	// ResolvePayload opens the payload of a release image the cluster's
-	// record names (spec.desiredUpdate.image) that is not Image. Nil:
-	// such a request is refused.
-	ResolvePayload func(ctx context.Context, image string) (fs.FS, error)
+	// record names (spec.desiredUpdate.image, status.desired.image) that
+	// is not Image, and checks its signatures: an error refuses the
+	// release (a payload that cannot be read, or is not verified when the
+	// policy requires it). Nil: such a release is refused.
+	ResolvePayload func(ctx context.Context, image string) (*Payload, error)
 
 	// Resync is the time between two passes once the cluster is at its
 	// release (the CVO's reconcile interval), plus a random part of up to
@@ -144,4 +149,23 @@ func (o *Options) Validate() error {
 		errs = append(errs, fmt.Errorf("parallelism %d and reconcile parallelism %d: want at least 1", o.Parallelism, o.ReconcileParallelism))
 	}
 	return errors.Join(errs...)
+}
+
+// Payload is the payload of a release image, as Options.ResolvePayload
+// opens it.
+type Payload struct {
+	// FS is the payload root (manifests/ and release-manifests/).
+	FS fs.FS
+	// Verification is how its signatures were checked.
+	Verification Verification
+}
+
+// Verification is the outcome of a payload's signature check.
+type Verification struct {
+	// Verified: a signature the verification policy trusts covers the
+	// payload.
+	Verified bool
+	// Reason says why it is not verified when it was checked and accepted
+	// anyway (an accepted risk); "" when verified or not checked.
+	Reason string
 }

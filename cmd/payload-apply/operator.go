@@ -2,20 +2,14 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
-	"io/fs"
 	"net"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
 	"github.com/payload-apply/payload-apply/clustersync"
@@ -50,6 +44,11 @@ else the managed cluster (HyperShift's shape: the Lease in the management
 cluster, the objects in the hosted one). Only the leader talks to the
 managed cluster. SIGTERM stops the pass in flight (10 s grace), releases
 the Lease, so that another replica takes over at once, and exits 0.
+
+Signatures: the operator's payload, and a release the record names, are
+verified as 'apply' verifies (--verify-keyring, --signature-store,
+--verify-cosign-key, --allow-unverified): an unverified payload the
+policy requires verified is refused, and the operator does not start.
 
 --metrics-bind-address serves /healthz, /readyz and /metrics (Prometheus:
 the CVO's cluster_version, cluster_operator_up, cluster_operator_conditions,
@@ -88,6 +87,7 @@ restart), or the payload could not be planned, or the image not written;
 			fs.IntVar(&o.parallelism, "parallelism", clustersync.DefaultParallelism, "graph nodes applied at once while installing or updating")
 			fs.IntVar(&o.reconcileParallelism, "reconcile-parallelism", operator.DefaultReconcileParallelism, "graph nodes applied at once while reconciling (the CVO's 2)")
 			fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":9099", `address of /healthz, /readyz and /metrics; "0" turns them off`)
+			o.verify.addFlags(fs)
 			o.manifests.addFlags(fs)
 			o.image.addFlags(fs)
 			o.kube.addFlags(fs)
@@ -105,6 +105,7 @@ type operatorOptions struct {
 	leaseDuration, renewDeadline, retryPeriod  time.Duration
 	resync, passTimeout                        time.Duration
 	parallelism, reconcileParallelism          int
+	verify                                     verifyFlags
 	manifests                                  manifestsFlags
 	image                                      imageFlags
 
@@ -185,9 +186,27 @@ func (o *operatorOptions) Run(ctx context.Context, s IOStreams) error {
 	opts.Resync, opts.PassTimeout = o.resync, o.passTimeout
 	opts.Parallelism, opts.ReconcileParallelism = o.parallelism, o.reconcileParallelism
 	opts.Start = clustersync.StartOptions{Connect: clustersync.ConnectOptions{Secrets: secretsOf(ctx)}, Plan: o.opts}
-	opts.ResolvePayload = func(ctx context.Context, image string) (fs.FS, error) {
-		fsys, _, err := o.selection.registry.openPayload(ctx, "release image", image)
-		return fsys, err
+	// The operator's own payload is verified before it campaigns; a
+	// release the record names, before it is planned.
+	own, err := o.verify.check(ctx, s, &o.selection.registry, o.selection.source, cfg)
+	if err != nil {
+		return err
+	}
+	opts.Verification = operator.Verification{Verified: own.Verified, Reason: acceptedReason(own)}
+	opts.ResolvePayload = func(ctx context.Context, image string) (*operator.Payload, error) {
+		fsys, src, err := o.selection.registry.openPayload(ctx, "release image", image)
+		if err != nil {
+			return nil, err
+		}
+		p, err := o.verify.policy(&o.selection.registry, src, cfg)
+		if err != nil {
+			return nil, err
+		}
+		r, err := p.Verify(ctx, src.subject())
+		if err != nil {
+			return nil, fmt.Errorf("refusing %w", err)
+		}
+		return &operator.Payload{FS: fsys, Verification: operator.Verification{Verified: r.Verified, Reason: acceptedReason(r)}}, nil
 	}
 	op, err := operator.New(ctx, opts)
 	if err != nil {
@@ -224,51 +243,4 @@ func (o *operatorOptions) Run(ctx context.Context, s IOStreams) error {
 	}
 	logger.Info("Stopped", "signal", ctx.Err())
 	return nil
-}
-
-// leaseConfig returns the client configuration of the Lease's cluster and
-// says which it is.
-func (o *operatorOptions) leaseConfig(managed *rest.Config) (*rest.Config, string, error) {
-	if o.leaseKubeconfig != "" {
-		cfg, err := clientcmd.BuildConfigFromFlags("", o.leaseKubeconfig)
-		if err != nil {
-			return nil, "", usageErrorf("--lease-kubeconfig: %v", err)
-		}
-		return cfg, cfg.Host, nil
-	}
-	if cfg, err := rest.InClusterConfig(); err == nil {
-		return cfg, "in-cluster " + cfg.Host, nil
-	}
-	return managed, "the managed cluster", nil
-}
-
-// serviceAccountNamespace is the file that names a pod's namespace.
-const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
-
-// podNamespace is the Lease's default namespace: $POD_NAMESPACE, else the
-// pod's namespace, else kube-system.
-func podNamespace() string {
-	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
-		return ns
-	}
-	if b, err := os.ReadFile(serviceAccountNamespace); err == nil && strings.TrimSpace(string(b)) != "" {
-		return strings.TrimSpace(string(b))
-	}
-	return "kube-system"
-}
-
-// replicaIdentity is the default identity: $POD_NAME, else the host name
-// and a random suffix (a replica restarted on the same host is another
-// candidate).
-func replicaIdentity() string {
-	if n := os.Getenv("POD_NAME"); n != "" {
-		return n
-	}
-	host, err := os.Hostname()
-	if err != nil || host == "" {
-		host = "payload-apply"
-	}
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	return host + "_" + hex.EncodeToString(b)
 }
