@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"runtime/debug"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -216,6 +217,9 @@ func (o *operatorOptions) Run(ctx context.Context, s IOStreams) error {
 		}
 		return &exitError{Code: exitFail, Err: err}
 	}
+	// The offline plan New made is garbage now: a follower holds none, so
+	// give its memory back (a replica that never leads stays small).
+	debug.FreeOSMemory()
 	rel := op.Release()
 	logger.Info("Starting the operator", "version", version(), "release", rel.Version, "image", rel.Image,
 		"managedCluster", cfg.Host, "leaseCluster", where, "lease", o.leaseNamespace+"/"+o.leaseName, "identity", o.identity, "resync", o.resync)

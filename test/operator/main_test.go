@@ -15,11 +15,11 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/payload-apply/payload-apply/internal/platform"
 	"github.com/payload-apply/payload-apply/internal/realpayload"
 	"github.com/payload-apply/payload-apply/test/apiserver"
 )
@@ -345,65 +345,23 @@ func kubectl(t *testing.T, s *apiserver.Server, args ...string) string {
 	return string(out)
 }
 
-// platform is what the rest of OpenShift contributes on a real cluster
-// and the payload needs: the CustomResourceDefinitions of kinds whose
-// operators create them (monitoring, cloud credentials, storage version
-// migration) and the namespaces other operators make. Without them the
-// payload's objects of those kinds fail on a bare API server, every pass.
-var platform struct {
-	once sync.Once
-	err  error
-}
-
+// applyPlatform applies to s what the rest of OpenShift contributes and
+// the payload needs (internal/platform): without it the payload's objects
+// of those kinds fail on a bare API server, every pass. Applying again
+// changes nothing.
 func applyPlatform(t *testing.T, s *apiserver.Server) {
 	t.Helper()
 	dir := t.TempDir()
-	var b strings.Builder
-	for _, crd := range []struct{ group, kind, plural, version, scope string }{
-		{"monitoring.coreos.com", "ServiceMonitor", "servicemonitors", "v1", "Namespaced"},
-		{"monitoring.coreos.com", "PrometheusRule", "prometheusrules", "v1", "Namespaced"},
-		{"cloudcredential.openshift.io", "CredentialsRequest", "credentialsrequests", "v1", "Namespaced"},
-		{"migration.k8s.io", "StorageVersionMigration", "storageversionmigrations", "v1alpha1", "Cluster"},
-	} {
-		fmt.Fprintf(&b, `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: %[3]s.%[1]s
-  annotations: {api-approved.kubernetes.io: "https://github.com/kubernetes/enhancements/pull/1111"}
-spec:
-  group: %[1]s
-  names: {kind: %[2]s, plural: %[3]s, listKind: %[2]sList, singular: %[5]s}
-  scope: %[6]s
-  versions:
-  - name: %[4]s
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
----
-`, crd.group, crd.kind, crd.plural, crd.version, strings.ToLower(crd.kind), crd.scope)
-	}
-	for _, ns := range []string{"openshift", "openshift-apiserver", "openshift-authentication", "openshift-kube-apiserver",
-		"openshift-kube-controller-manager", "openshift-kube-scheduler", "openshift-marketplace", "openshift-oauth-apiserver", "openshift-service-ca",
-		"openshift-cloud-credential-operator"} {
-		fmt.Fprintf(&b, "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n---\n", ns)
-	}
 	path := filepath.Join(dir, "platform.yaml")
-	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte(platform.YAML()), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	platform.once.Do(func() {
-		out, err := s.Kubectl(context.Background(), "apply", "--server-side", "-f", path).CombinedOutput()
-		if err != nil {
-			platform.err = fmt.Errorf("kubectl apply the platform: %v\n%s", err, out)
-			return
-		}
-		out, err = s.Kubectl(context.Background(), "wait", "--for=condition=Established", "crd", "--all", "--timeout=60s").CombinedOutput()
-		if err != nil {
-			platform.err = fmt.Errorf("kubectl wait: %v\n%s", err, out)
-		}
-	})
-	if platform.err != nil {
-		t.Fatal(platform.err)
+	out, err := s.Kubectl(context.Background(), "apply", "--server-side", "-f", path).CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl apply the platform: %v\n%s", err, out)
+	}
+	out, err = s.Kubectl(context.Background(), "wait", "--for=condition=Established", "crd", "--all", "--timeout=60s").CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl wait: %v\n%s", err, out)
 	}
 }
