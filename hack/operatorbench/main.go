@@ -64,11 +64,11 @@ func main() {
 
 // sample is what one run measured.
 type sample struct {
-	passes        float64
-	requests      map[string]float64 // per pass, by verb
-	cpu           time.Duration      // per pass
-	wall          time.Duration      // per pass (mean pass duration)
-	rss, peak     float64            // MiB
+	passes    float64
+	requests  map[string]float64 // per pass, by verb
+	cpu       time.Duration      // per pass
+	wall      time.Duration      // per pass (mean pass duration)
+	rss, peak float64            // MiB
 	// followerRSS and followerCPU are the follower's RSS (MiB) and its CPU
 	// time since it started.
 	followerRSS float64
