@@ -107,7 +107,7 @@ func run(payload string, passes int, resync time.Duration, rounds int, contender
 			return 0, err
 		}
 		samples[c] = append(samples[c], smp)
-		fmt.Fprintf(os.Stderr, "operatorbench: round %d %-9s %.0f passes: %.1f requests, %s CPU, %s wall per pass; RSS %.0f MiB (peak %.0f); follower RSS %.0f MiB, CPU %s in all\n",
+		fmt.Fprintf(os.Stderr, "operatorbench: round %d %-9s %.0f passes: %.1f requests, %s CPU, %s wall per pass; anon RSS %.0f MiB (peak RSS %.0f); follower anon RSS %.0f MiB, CPU %s in all\n",
 			r+1, c, smp.passes, sum(smp.requests), smp.cpu.Round(time.Millisecond), smp.wall.Round(time.Millisecond), smp.rss, smp.peak, smp.followerRSS, smp.followerCPU)
 		return 0, nil
 	}, func(string, ...any) {})
@@ -160,7 +160,10 @@ func runOne(bin, kubeconfig, payload, contender string, passes int, resync time.
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
 	lg := &logWatch{}
 	go lg.read(stderr)
-	// A follower beside it: what the second replica costs.
+	if _, err := lg.waitFor(`"Leading: `, 1, 2*time.Minute); err != nil {
+		return sample{}, err
+	}
+	// A follower beside it, once it leads: what the second replica costs.
 	fargs := append(append([]string{}, args...), "--lease-identity=bench-follower")
 	follower := exec.Command(bin, fargs...)
 	follower.Env = env
