@@ -63,6 +63,12 @@ type ApplyOptions struct {
 	// date while the run goes on (only when it changed); zero:
 	// DefaultRecordInterval.
 	RecordInterval time.Duration
+	// KeepReleaseAccepted leaves the record's ReleaseAccepted condition
+	// as it stands: a controller applies the release the cluster runs
+	// while a request for another one stands rejected (RejectRelease, or
+	// an Upgrade's preconditions), as the CVO goes on reconciling and
+	// reporting the rejection.
+	KeepReleaseAccepted bool
 }
 
 // Defaults of ApplyOptions.

@@ -246,6 +246,9 @@ func recordCRD(p *plan.Plan) *manifest.Manifest {
 	isCRD := func(m *manifest.Manifest) bool {
 		return m.GVK.Group == "apiextensions.k8s.io" && m.GVK.Kind == "CustomResourceDefinition" && m.Obj.GetName() == recordCRDName && !m.IsDelete()
 	}
+	if p == nil {
+		return nil
+	}
 	for _, m := range p.Objects {
 		if isCRD(m) {
 			return m

@@ -57,6 +57,9 @@ func startRecord(ctx context.Context, c *Cluster, p *plan.Plan, opts ApplyOption
 		Accepted: &clusterversion.Accepted{Accepted: true, Reason: "PayloadLoaded",
 			Message: fmt.Sprintf("Payload loaded version=%q image=%q", release.Version, release.Image)},
 	}
+	if opts.KeepReleaseAccepted {
+		base.Accepted = nil
+	}
 	risks := []string{opts.Release.risk(clusterversion.VersionName(release))}
 	if u := st.upgrade; u != nil {
 		risks = append([]string{u.Summary.AcceptedRisks}, risks...)

@@ -286,3 +286,24 @@ func (u *Upgrade) rejected(ctx context.Context) error {
 	return w.setCondition(ctx, configv1.ClusterOperatorStatusCondition{Type: clusterversion.ReleaseAccepted, Status: configv1.ConditionFalse,
 		Reason: "PreconditionChecks", Message: msg}, time.Now())
 }
+
+// RejectRelease records that the release a request names (spec.desiredUpdate)
+// was not accepted, as the CVO reports a payload it cannot retrieve or
+// verify: ReleaseAccepted=False with reason and message, written only when
+// it changes. Nothing else changes. ErrNoRecord when the cluster has no
+// record.
+func RejectRelease(ctx context.Context, c *Cluster, reason, message string) error {
+	rec, err := ReadRecord(ctx, c)
+	if err != nil {
+		return err
+	}
+	if rec == nil {
+		return ErrNoRecord
+	}
+	w, err := openRecord(ctx, c, nil, nil)
+	if err != nil {
+		return err
+	}
+	return w.setCondition(ctx, configv1.ClusterOperatorStatusCondition{Type: clusterversion.ReleaseAccepted, Status: configv1.ConditionFalse,
+		Reason: reason, Message: message}, time.Now())
+}
