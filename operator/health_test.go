@@ -17,6 +17,7 @@ func newTestOperator(t *testing.T) *Operator {
 	t.Helper()
 	opts := DefaultOptions()
 	opts.Cluster, opts.LeaseNamespace, opts.Identity = &rest.Config{Host: "https://127.0.0.1:1"}, "ns", "a"
+	opts.Image = "embedded://payload-apply"
 	o, err := New(t.Context(), opts)
 	if err != nil {
 		t.Fatal(err)
@@ -61,8 +62,8 @@ func TestProbes(t *testing.T) {
 			t.Errorf("/metrics (%d) lacks %q", code, want)
 		}
 	}
-	if rel := o.Release(); rel.Version == "" || !strings.Contains(rel.Image, rel.Version) {
-		t.Errorf("Release %+v: want the embedded payload's version and its default pull spec", rel)
+	if rel := o.Release(); rel.Version == "" || rel.Image != "embedded://payload-apply" {
+		t.Errorf("Release %+v: want the embedded payload's version and Options.Image", rel)
 	}
 }
 

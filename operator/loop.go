@@ -11,6 +11,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/payload-apply/payload-apply/clustersync"
+	"github.com/payload-apply/payload-apply/plan"
 )
 
 // leader is the state of one leadership: the connection to the managed
@@ -23,11 +24,14 @@ type leader struct {
 
 	sess    *clustersync.Session
 	release configv1.Release // of sess
-	// reached are the images a pass has succeeded for since this
-	// leadership began.
-	reached map[string]bool
-	// failures counts the failed passes in a row.
-	failures int
+	// payloads are the payloads opened by image (the operator's own is
+	// not among them): a release is read and verified once per
+	// leadership.
+	payloads map[string]*Payload
+	// failures counts the failed passes in a row; passes counts them
+	// all (it seeds the reconcile order's permutation, as the CVO's
+	// attempts do).
+	failures, passes int
 }
 
 // lead is the leader's loop: connect, then pass after pass until work
@@ -36,7 +40,7 @@ type leader struct {
 // or a change of the ClusterVersion's spec.
 func (o *Operator) lead(work context.Context, abort <-chan struct{}) {
 	logger := klog.FromContext(work)
-	l := &leader{o: o, reached: map[string]bool{}}
+	l := &leader{o: o, payloads: map[string]*Payload{}}
 	if !l.connect(work) {
 		return
 	}
@@ -90,44 +94,91 @@ func (l *leader) connect(work context.Context) bool {
 	}
 }
 
-// pass decides what to do, plans the release when it is not the one
-// planned, and runs the pass. It returns nil when nothing was applied
-// (work ended, or planning failed: then failures is counted).
+// pass reads the cluster's record, decides what to do (decide), and runs
+// the pass: the upgrade an admin requested, or an apply of the release
+// the cluster runs, planned when it is not the one planned. A request
+// that is rejected changes nothing but the record's ReleaseAccepted, and
+// the release the cluster runs is applied as before (the CVO goes on
+// reconciling). It returns the last report, nil when nothing was applied
+// (work ended, or the pass failed before: then failures is counted).
 func (l *leader) pass(work context.Context, abort <-chan struct{}) *PassReport {
 	logger := klog.FromContext(work)
 	o := l.o
 	if err := l.watch.ensure(work); err != nil {
 		logger.Info("Cannot watch the cluster's record yet", "err", err)
 	}
-	cv, err := l.watch.clusterVersion(work)
+	// Read, not taken from the watch's cache: the last pass wrote it.
+	cv, err := clustersync.ReadRecord(work, l.cluster)
 	if err != nil {
 		l.failed(work, "reading the cluster's record", err)
 		return nil
 	}
-	w := decide(cv, current(cv, o.own), func(image string) bool { return l.reached[image] })
-	if l.sess == nil || l.release.Image != w.desired.Image {
-		sess, err := o.plan(work, l.cluster, w.desired)
+	w := decide(cv, o.own)
+	l.passes++
+	rejected := false
+	if w.update != nil {
+		r := l.upgrade(work, cv, *w.update, abort)
+		if r == nil || !r.Rejected() {
+			l.done(work, r)
+			return r
+		}
+		rejected = true
+	}
+	if l.sess == nil || l.release.Image != w.running.Image {
+		pl, err := l.payload(work, w.running.Image, false)
+		if err == nil {
+			l.sess, err = o.plan(work, l.cluster, pl)
+		}
 		if err != nil {
-			l.failed(work, "planning release "+w.desired.Image, err)
+			l.sess = nil
+			l.failed(work, "planning release "+w.running.Image, err)
 			return nil
 		}
-		l.sess, l.release = sess, w.desired
-		if v := releaseVersion(sess); v != "" && l.release.Version == "" {
-			l.release.Version = v
-		}
+		l.release = w.running
 	}
-	w.desired = l.release
-	r := o.pass(work, l.sess, w, l.failures, abort)
-	if work.Err() != nil {
-		return r
-	}
-	if r.OK() {
+	l.sess.Record = cv
+	pl, _ := l.payload(work, w.running.Image, false)
+	r := o.applyPass(work, l.sess, cv, passInput{release: w.running, verification: pl.Verification, attempt: l.failures,
+		seed: l.passes, keepAccepted: rejected, abort: abort})
+	l.done(work, r)
+	return r
+}
+
+// done counts a pass's outcome.
+func (l *leader) done(work context.Context, r *PassReport) {
+	switch {
+	case work.Err() != nil || r == nil:
+	case r.OK() || r.Rejected():
 		l.failures = 0
-		l.reached[w.desired.Image] = true
-	} else {
+	default:
 		l.failures++
 	}
-	return r
+}
+
+// payload returns the payload of a release image: the operator's own, or
+// the one Options.ResolvePayload opens (once per leadership; force lets
+// an unverified one through, as an accepted risk).
+func (l *leader) payload(ctx context.Context, image string, force bool) (*Payload, error) {
+	o := l.o
+	if image == o.own.Image {
+		return &Payload{Verification: o.opts.Verification}, nil
+	}
+	if p := l.payloads[image]; p != nil {
+		return p, nil
+	}
+	if o.opts.ResolvePayload == nil {
+		return nil, fmt.Errorf("release image %s: the operator cannot read payloads other than its own", image)
+	}
+	p, err := o.opts.ResolvePayload(ctx, image, force)
+	if err != nil {
+		return nil, fmt.Errorf("release image %s: %w", image, err)
+	}
+	if p.Verification == nil || p.Verification.Verified || !force {
+		// A payload let through by force is opened again for the next
+		// request, which may not force it.
+		l.payloads[image] = p
+	}
+	return p, nil
 }
 
 // failed counts a pass that could not start and says why.
@@ -140,31 +191,23 @@ func (l *leader) failed(ctx context.Context, what string, err error) {
 	klog.FromContext(ctx).Info("Pass failed", "step", what, "err", err)
 }
 
-// plan builds the session of a release: the operator's own payload, or
-// the one Options.ResolvePayload opens for its image.
-func (o *Operator) plan(ctx context.Context, c *clustersync.Cluster, rel configv1.Release) (*clustersync.Session, error) {
-	opts := o.opts.Start
-	opts.Plan.Lean = true
-	if rel.Image != o.own.Image {
-		if o.opts.ResolvePayload == nil {
-			return nil, fmt.Errorf("release image %s: the operator cannot read payloads other than its own", rel.Image)
-		}
-		p, err := o.opts.ResolvePayload(ctx, rel.Image)
-		if err != nil {
-			return nil, fmt.Errorf("release image %s: %w", rel.Image, err)
-		}
-		opts.Plan.Payload, opts.Plan.Loaded, opts.Plan.Parsed = p.FS, nil, nil
-		opts.Plan.ReleaseImage = rel.Image
+// planOptions are the plan options of a payload: the operator's own
+// (Payload.FS nil), or Start.Plan's with the payload replaced.
+func (o *Operator) planOptions(p *Payload) plan.Options {
+	opts := o.opts.Start.Plan
+	opts.Lean = true
+	if p.FS != nil {
+		opts.Payload, opts.Loaded, opts.Parsed = p.FS, nil, nil
+		opts.ReleaseImage = p.ReleaseImage
 	}
-	return clustersync.NewSession(ctx, c, opts)
+	return opts
 }
 
-// releaseVersion returns the version of a session's payload.
-func releaseVersion(s *clustersync.Session) string {
-	if s.Plan.Payload != nil && s.Plan.Payload.Release != nil {
-		return s.Plan.Payload.Release.Version
-	}
-	return ""
+// plan builds the session of a payload for the cluster.
+func (o *Operator) plan(ctx context.Context, c *clustersync.Cluster, p *Payload) (*clustersync.Session, error) {
+	opts := o.opts.Start
+	opts.Plan = o.planOptions(p)
+	return clustersync.NewSession(ctx, c, opts)
 }
 
 // interval is the wait before the next pass: Resync with jitter after a

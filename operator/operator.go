@@ -82,21 +82,12 @@ func New(ctx context.Context, opts Options) (*Operator, error) {
 	return o, nil
 }
 
-// ownRelease names the release of the operator's payload: its version,
-// and Options.Image, else the plan's release image, else the pull spec
-// the payload's templates default to.
+// ownRelease names the release of the operator's payload: its version
+// and Options.Image.
 func ownRelease(opts Options, p *plan.Plan) configv1.Release {
-	var r configv1.Release
+	r := configv1.Release{Image: opts.Image}
 	if p.Payload != nil && p.Payload.Release != nil {
 		r.Version = p.Payload.Release.Version
-	}
-	switch {
-	case opts.Image != "":
-		r.Image = opts.Image
-	case opts.Start.Plan.ReleaseImage != "":
-		r.Image = opts.Start.Plan.ReleaseImage
-	case r.Version != "":
-		r.Image = "quay.io/openshift-release-dev/ocp-release:" + r.Version
 	}
 	return r
 }

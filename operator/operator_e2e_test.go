@@ -37,6 +37,7 @@ func TestLeaseLost(t *testing.T) {
 	}
 	opts := DefaultOptions()
 	opts.Cluster, opts.LeaseNamespace, opts.Identity = s.RESTConfig(), "lease", "me"
+	opts.Image = "embedded://payload-apply"
 	opts.LeaseDuration, opts.RenewDeadline, opts.RetryPeriod = 4*time.Second, 3*time.Second, 500*time.Millisecond
 	opts.Resync = time.Second
 	o, err := New(ctx, opts)

@@ -39,20 +39,24 @@ type Options struct {
 	// (Start.Plan: the payload of the release installed when the cluster
 	// has none, its profile, feature set, components).
 	Start clustersync.StartOptions
-	// Image is the release image the payload of Start.Plan is, as the
-	// cluster's record names releases (ClusterVersion status.desired).
-	// Empty: the plan's release image (--release-image, else the
-	// payload's default pull spec).
+	// Image names the release of Start.Plan's payload as the cluster's
+	// record names releases (ClusterVersion status.desired.image, the
+	// history's images): what the operator installs when the cluster has
+	// no record, and how it knows its own payload in a record. Required.
 	Image string
 	// Verification is how the signatures of Start's payload were checked
-	// (the caller checks them before New); the record says so.
-	Verification Verification
+	// (the caller checks them before New); the record says so. Nil: not
+	// checked.
+	Verification *clustersync.Verification
 	// ResolvePayload opens the payload of a release image the cluster's
-	// record names (spec.desiredUpdate.image, status.desired.image) that
-	// is not Image, and checks its signatures: an error refuses the
-	// release (a payload that cannot be read, or is not verified when the
-	// policy requires it). Nil: such a release is refused.
-	ResolvePayload func(ctx context.Context, image string) (*Payload, error)
+	// record names (spec.desiredUpdate.image, status.desired.image, the
+	// history's) that is not Image, and checks its signatures: an error
+	// refuses the release (a payload that cannot be read, or is not
+	// verified when the policy requires it, unless force: the request's
+	// spec.desiredUpdate.force, which lets an unverified payload through
+	// as an accepted risk, as the CVO's force does). Nil: such a release
+	// is refused.
+	ResolvePayload func(ctx context.Context, image string, force bool) (*Payload, error)
 
 	// Resync is the time between two passes once the cluster is at its
 	// release (the CVO's reconcile interval), plus a random part of up to
@@ -123,6 +127,9 @@ func (o *Options) Validate() error {
 	if o.LeaseNamespace == "" || o.LeaseName == "" {
 		errs = append(errs, errors.New("the lease's namespace and name are required"))
 	}
+	if o.Image == "" {
+		errs = append(errs, errors.New("the release image of the operator's payload is required"))
+	}
 	if o.Identity == "" {
 		errs = append(errs, errors.New("the replica's identity is required"))
 	}
@@ -154,18 +161,12 @@ func (o *Options) Validate() error {
 // Payload is the payload of a release image, as Options.ResolvePayload
 // opens it.
 type Payload struct {
-	// FS is the payload root (manifests/ and release-manifests/).
+	// FS is the payload root (manifests/ and release-manifests/); nil for
+	// the operator's own (Options.Start.Plan's).
 	FS fs.FS
-	// Verification is how its signatures were checked.
-	Verification Verification
-}
-
-// Verification is the outcome of a payload's signature check.
-type Verification struct {
-	// Verified: a signature the verification policy trusts covers the
-	// payload.
-	Verified bool
-	// Reason says why it is not verified when it was checked and accepted
-	// anyway (an accepted risk); "" when verified or not checked.
-	Reason string
+	// ReleaseImage is the pull spec the payload's templates get
+	// ({{.ReleaseImage}}); empty: the payload's default.
+	ReleaseImage string
+	// Verification is how its signatures were checked; nil: not checked.
+	Verification *clustersync.Verification
 }

@@ -11,7 +11,7 @@ import (
 func TestValidate(t *testing.T) {
 	valid := func() Options {
 		o := DefaultOptions()
-		o.Cluster, o.LeaseNamespace, o.Identity = &rest.Config{}, "ns", "a"
+		o.Cluster, o.LeaseNamespace, o.Identity, o.Image = &rest.Config{}, "ns", "a", "embedded://payload-apply"
 		return o
 	}
 	for _, tc := range []struct {
@@ -23,6 +23,7 @@ func TestValidate(t *testing.T) {
 		{name: "no cluster", change: func(o *Options) { o.Cluster = nil }, want: "client configuration is required"},
 		{name: "no lease namespace", change: func(o *Options) { o.LeaseNamespace = "" }, want: "lease's namespace and name"},
 		{name: "no identity", change: func(o *Options) { o.Identity = "" }, want: "identity is required"},
+		{name: "no release image", change: func(o *Options) { o.Image = "" }, want: "release image of the operator's payload is required"},
 		{name: "renew deadline not below the lease", change: func(o *Options) { o.RenewDeadline = o.LeaseDuration }, want: "want less than the lease duration"},
 		{name: "retry period too long", change: func(o *Options) {
 			o.LeaseDuration, o.RenewDeadline, o.RetryPeriod = 6*time.Second, 4*time.Second, 4*time.Second

@@ -46,69 +46,120 @@ type PassReport struct {
 // OK reports whether the pass applied everything.
 func (r *PassReport) OK() bool { return r.Err == nil }
 
-// Result names the outcome for metrics: success, failure or interrupted.
+// Rejected reports whether the pass was a requested update that was
+// rejected (Err is a *RejectedError): nothing was applied.
+func (r *PassReport) Rejected() bool {
+	var re *RejectedError
+	return r != nil && errors.As(r.Err, &re)
+}
+
+// Result names the outcome for metrics: success, failure, interrupted or
+// rejected.
 func (r *PassReport) Result() string {
 	switch {
 	case r.Apply != nil && r.Apply.Interrupted != nil:
 		return "interrupted"
+	case r.Rejected():
+		return "rejected"
 	case r.Err != nil:
 		return "failure"
 	}
 	return "success"
 }
 
-// pass applies sess's plan in mode w.mode and reports what it did.
-// shutdown and abort are as clustersync.ApplyOptions' ctx and Abort.
-func (o *Operator) pass(ctx context.Context, sess *clustersync.Session, w work, attempt int, abort <-chan struct{}) *PassReport {
-	r := &PassReport{Mode: w.mode, Release: w.desired, Attempt: attempt, Start: time.Now()}
-	logger := klog.FromContext(ctx).WithValues("mode", w.mode, "version", w.desired.Version)
-	ctx = klog.NewContext(ctx, logger)
-	logger.V(1).Info("Pass started", "image", w.desired.Image, "attempt", attempt)
+// passInput is what an apply pass applies.
+type passInput struct {
+	release      configv1.Release
+	verification *clustersync.Verification
+	// attempt counts the failed passes before; seed the passes of this
+	// leadership (the reconcile order's permutation).
+	attempt, seed int
+	// keepAccepted: a request for another release stands rejected, and
+	// the record's ReleaseAccepted says so.
+	keepAccepted bool
+	abort        <-chan struct{}
+}
 
-	opts := clustersync.ApplyOptions{
-		Parallelism: o.opts.Parallelism,
-		Order:       w.mode.order(),
-		Timeout:     o.passTimeout(),
-		Grace:       o.opts.Grace,
-		Abort:       abort,
-		Sink:        o.progress(w.desired.Version),
-		// A pass does not wait for readiness: ClusterOperators report
-		// their own state, which the status and the metrics read.
-		Wait: false,
+// applyOptions are the engine's options of a pass. A pass does not wait
+// for readiness: ClusterOperators report their own state, which the
+// status and the metrics read (an update has the update's own waits).
+func (o *Operator) applyOptions(abort <-chan struct{}) clustersync.ApplyOptions {
+	opts := clustersync.DefaultApplyOptions()
+	opts.Parallelism, opts.Timeout, opts.Grace, opts.Abort = o.opts.Parallelism, o.passTimeout(), o.opts.Grace, abort
+	return opts
+}
+
+// applyPass applies sess's plan, the release the cluster runs, with
+// clustersync.Apply, which keeps the record and chooses the CVO's order
+// from it: the install order while the cluster has no release completed,
+// the reconcile order (with the CVO's two workers) once it has.
+func (o *Operator) applyPass(ctx context.Context, sess *clustersync.Session, cv *configv1.ClusterVersion, in passInput) *PassReport {
+	opts := o.applyOptions(in.abort)
+	opts.Release = clustersync.Release{Image: in.release.Image, Verification: in.verification}
+	opts.Attempt, opts.KeepReleaseAccepted = in.seed, in.keepAccepted
+	mode := ModeInstall
+	if reconciling(cv, in.release.Image) {
+		opts.Parallelism, mode = o.opts.ReconcileParallelism, ModeReconcile
 	}
-	if w.mode == ModeReconcile {
-		opts.Parallelism = o.opts.ReconcileParallelism
-	}
-	before := sess.Cluster.Requests.Counts()
-	rep := clustersync.Apply(ctx, sess, opts)
+	return o.measure(ctx, sess.Cluster, in.release, mode, in.attempt, func(ctx context.Context, opts clustersync.ApplyOptions) *clustersync.ApplyReport {
+		return clustersync.Apply(ctx, sess, opts)
+	}, opts)
+}
+
+// measure runs a pass (run with opts) and reports what it did: the mode
+// the engine ran in (mode when it did not start), its requests and
+// writes, the drift a reconcile pass repaired, a rejected request.
+func (o *Operator) measure(ctx context.Context, c *clustersync.Cluster, rel configv1.Release, mode Mode, attempt int,
+	run func(context.Context, clustersync.ApplyOptions) *clustersync.ApplyReport, opts clustersync.ApplyOptions) *PassReport {
+	r := &PassReport{Mode: mode, Release: rel, Attempt: attempt, Start: time.Now()}
+	logger := klog.FromContext(ctx).WithValues("version", rel.Version)
+	ctx = klog.NewContext(ctx, logger)
+	logger.V(1).Info("Pass started", "image", rel.Image, "attempt", attempt)
+	opts.Sink = o.progress(rel.Version)
+
+	before := c.Requests.Counts()
+	rep := run(ctx, opts)
 	r.Apply = rep
-	r.Requests = diffCounts(before, sess.Cluster.Requests.Counts())
+	if rep.State != "" {
+		r.Mode = modeOf(rep.State)
+	}
+	if rep.Release.Version != "" {
+		r.Release.Version = rep.Release.Version
+	}
+	r.Requests = diffCounts(before, c.Requests.Counts())
 	for verb, n := range r.Requests {
 		if requests.IsWrite(verb) {
 			r.Writes += n
 		}
 	}
-	if w.mode == ModeReconcile {
+	if r.Mode == ModeReconcile {
 		r.Drift = drift(rep)
 	}
 	switch {
 	case rep.Interrupted != nil:
 		r.Err = fmt.Errorf("interrupted: %s", rep.Interrupted)
+	case rejection(rep.Errors) != nil:
+		r.Err = rejection(rep.Errors)
 	case len(rep.Errors) > 0:
 		r.Err = errors.Join(rep.Errors...)
 	}
 	r.Duration = time.Since(r.Start)
 	o.record(r)
 
+	logger = logger.WithValues("mode", r.Mode)
 	for _, c := range r.Drift {
 		logger.Info("Drift repaired", "object", c.Object.String(), "action", c.Action)
 	}
-	kv := []any{"duration", r.Duration.Round(time.Millisecond), "objects", rep.Objects.Summary(), "writes", r.Writes, "requests", r.Requests}
+	kv := []any{"duration", r.Duration.Round(time.Millisecond), "objects", rep.Objects.Summary(), "writes", r.Writes, "recordWrites", rep.RecordWrites, "requests", r.Requests}
 	switch {
+	case r.Rejected():
+		logger.Info("Update rejected", append(kv, "err", r.Err)...)
 	case r.Err != nil:
 		logger.Info("Pass failed", append(kv, "errors", len(rep.Errors), "err", firstLine(r.Err))...)
 	case len(r.Drift) > 0:
 		logger.Info("Pass repaired drift", append(kv, "drift", len(r.Drift))...)
+	case r.Mode == ModeUpdate:
+		logger.Info("Update done", append(kv, "completed", rep.Completed)...)
 	default:
 		logger.Info("Pass done", kv...)
 	}

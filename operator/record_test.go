@@ -26,36 +26,27 @@ func TestDecide(t *testing.T) {
 		}
 		return cv
 	}
-	never := func(string) bool { return false }
 	for _, tc := range []struct {
 		name    string
 		cv      *configv1.ClusterVersion
-		reached func(string) bool
-		want    Mode
-		desired configv1.Release
-		request bool
+		running configv1.Release
+		update  *configv1.Update
 	}{
-		{name: "no record: install", want: ModeInstall, desired: a},
-		{name: "an install in progress", cv: record(nil, entry(a, configv1.PartialUpdate)), want: ModeInstall, desired: a},
-		{name: "installed: reconcile", cv: record(nil, entry(a, configv1.CompletedUpdate)), want: ModeReconcile, desired: a},
-		{name: "an update requested", cv: record(&b, entry(a, configv1.CompletedUpdate)), want: ModeUpdate, desired: b, request: true},
-		{name: "an update in progress", cv: record(&b, entry(b, configv1.PartialUpdate), entry(a, configv1.CompletedUpdate)), want: ModeUpdate, desired: b},
-		{name: "an update done", cv: record(&b, entry(b, configv1.CompletedUpdate), entry(a, configv1.CompletedUpdate)), want: ModeReconcile, desired: b},
-		{name: "an update requested during the install", cv: record(&b, entry(a, configv1.PartialUpdate)), want: ModeInstall, desired: b, request: true},
-		{name: "reached in this process", cv: record(nil, entry(a, configv1.PartialUpdate)), reached: func(i string) bool { return i == a.Image }, want: ModeReconcile, desired: a},
-		{name: "a request of the running release", cv: record(&a, entry(a, configv1.CompletedUpdate)), want: ModeReconcile, desired: a},
+		{name: "no record: install the operator's own", running: a},
+		{name: "an install in progress", cv: record(nil, entry(a, configv1.PartialUpdate)), running: a},
+		{name: "installed", cv: record(nil, entry(a, configv1.CompletedUpdate)), running: a},
+		{name: "an update requested", cv: record(&b, entry(a, configv1.CompletedUpdate)), running: a, update: &configv1.Update{Version: b.Version, Image: b.Image}},
+		{name: "an update in progress", cv: record(&b, entry(b, configv1.PartialUpdate), entry(a, configv1.CompletedUpdate)), running: b, update: &configv1.Update{Version: b.Version, Image: b.Image}},
+		{name: "an update done", cv: record(&b, entry(b, configv1.CompletedUpdate), entry(a, configv1.CompletedUpdate)), running: b},
+		{name: "a request waits for the install", cv: record(&b, entry(a, configv1.PartialUpdate)), running: a},
+		{name: "a request of the running release", cv: record(&a, entry(a, configv1.CompletedUpdate)), running: a},
+		{name: "a version without an image", cv: record(&configv1.Release{Version: b.Version}, entry(a, configv1.CompletedUpdate)), running: a, update: &configv1.Update{Version: b.Version}},
+		{name: "the running version without an image", cv: record(&configv1.Release{Version: a.Version}, entry(a, configv1.CompletedUpdate)), running: a},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			reached := tc.reached
-			if reached == nil {
-				reached = never
-			}
-			w := decide(tc.cv, current(tc.cv, a), reached)
-			if w.mode != tc.want || !cmp.Equal(w.desired, tc.desired) || w.requested != tc.request {
-				t.Errorf("decide: mode %s, desired %v, requested %v; want %s, %v, %v", w.mode, w.desired, w.requested, tc.want, tc.desired, tc.request)
-			}
-			if tc.cv != nil && w.generation != 3 {
-				t.Errorf("generation %d, want the record's 3", w.generation)
+			w := decide(tc.cv, a)
+			if !cmp.Equal(w.running, tc.running) || !cmp.Equal(w.update, tc.update) {
+				t.Errorf("decide: running %v, update %v; want %v, %v", w.running, w.update, tc.running, tc.update)
 			}
 		})
 	}
