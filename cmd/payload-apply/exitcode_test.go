@@ -47,6 +47,7 @@ func commandArgs(t *testing.T) map[string][]string {
 		"apply":      nil,
 		"extract":    {small, "--output-dir", filepath.Join(dir, "extracted"), "--included"},
 		"info":       {small},
+		"operator":   {"--payload", small},
 		"sign":       nil,
 		"verify":     nil,
 		"build":      {"--from", comp, "--version", "1.0.0", "--output-dir", filepath.Join(dir, "image")},

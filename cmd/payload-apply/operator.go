@@ -27,15 +27,33 @@ func operatorCommand() *command {
 does: replicas elect a leader on a coordination.k8s.io Lease, and the
 leader keeps the managed cluster at its release.
 
-  - While the cluster's record (ClusterVersion "version") has never
-    reached a release, it installs the payload (the CVO's flattened
-    install order, every component at once).
+  - While the cluster's record (ClusterVersion "version") has no release
+    completed, it installs the payload as 'apply' does (the record made
+    and written, the CVO's flattened install order, every component at
+    once). The record names the payload as apply names it (a directory
+    or image file by path and digest, a registry release by digest, the
+    built-in payload as embedded://payload-apply@DIGEST).
   - Then it reconciles: every --resync (plus up to a fifth, at random) it
-    applies the payload again, as the CVO reconciles (two workers): a
-    steady cluster gets no write; an object edited or deleted since is
-    written back, and logged as drift. A failed pass is retried sooner,
-    backing off as the CVO does. A change of the ClusterVersion's spec,
-    seen through a watch, starts a pass at once.
+    applies the release the cluster runs again, in the CVO's reconcile
+    order with two workers: a steady cluster gets no write; an object
+    edited or deleted since is written back, and logged as drift. A
+    failed pass is retried sooner, backing off as the CVO does. A change
+    of the ClusterVersion's spec, seen through a watch, starts a pass at
+    once.
+  - Upgrade on request: when spec.desiredUpdate names a release the
+    cluster has not reached (its image: a payload directory or image file
+    PATH@sha256:..., or a registry reference by digest; a version alone
+    when status.availableUpdates lists its image), the pass is what
+    'payload-apply upgrade' does: the preconditions (see 'payload-apply
+    help upgrade'), a new history entry, the CVO's update order and
+    waits, the history entry Completed at the end; an update that stops
+    goes on at the next pass. spec.desiredUpdate.force overrides every
+    precondition and lets an unverified payload through, recorded as
+    accepted risks. A rejected request (a precondition blocks it, its
+    payload cannot be opened or verified, it cannot be planned) sets
+    ReleaseAccepted=False with the reason and the precondition's name and
+    changes nothing else; the release the cluster runs is still
+    reconciled, and the request is judged again every pass.
 
 Clusters: the managed cluster is --kubeconfig (and the other kubeconfig
 flags), else $KUBECONFIG, else ~/.kube/config, else the pod's in-cluster
@@ -48,8 +66,10 @@ the Lease, so that another replica takes over at once, and exits 0.
 
 Signatures: the operator's payload, and a release the record names, are
 verified as 'apply' verifies (--verify-keyring, --signature-store,
---verify-cosign-key, --allow-unverified): an unverified payload the
-policy requires verified is refused, and the operator does not start.
+--verify-cosign-key, --allow-unverified): an unverified payload of its
+own that the policy requires verified is refused, and the operator does
+not start; a requested release is rejected (ReleaseAccepted=False,
+RetrievePayload) unless the request forces it.
 
 --metrics-bind-address serves /healthz, /readyz and /metrics (Prometheus:
 the CVO's cluster_version, cluster_operator_up, cluster_operator_conditions,
@@ -73,7 +93,8 @@ drift); "0" turns it off. Logs are klog lines with timestamps.
 Exit codes: 0 stopped by SIGTERM or SIGINT (the Lease released), or
 manifests/image written; 1 the Lease was lost (another replica may lead:
 restart), or the payload could not be planned, or the image not written;
-2 usage error.`,
+2 usage error, or the managed cluster cannot be reached at start or the
+credentials are refused.`,
 		flags: func(fs *pflag.FlagSet) runner {
 			o := &operatorOptions{fs: fs}
 			fs.StringVar(&o.leaseKubeconfig, "lease-kubeconfig", "", "kubeconfig of the cluster holding the Lease (default: in-cluster in a pod, else the managed cluster)")
@@ -175,6 +196,12 @@ func (o *operatorOptions) Run(ctx context.Context, s IOStreams) error {
 	if err != nil {
 		return err
 	}
+	// A cluster that cannot be reached at start is a configuration to
+	// fix (exit 2, as every command; a pod is restarted); once running,
+	// the operator rides out outages.
+	if _, err := checkReachable(cfg); err != nil {
+		return err
+	}
 	cfg.UserAgent = fmt.Sprintf("payload-apply/%s operator/%s", version(), o.identity)
 	leaseCfg, where, err := o.leaseConfig(cfg)
 	if err != nil {
@@ -193,9 +220,13 @@ func (o *operatorOptions) Run(ctx context.Context, s IOStreams) error {
 	if err != nil {
 		return err
 	}
-	opts.Verification = operator.Verification{Verified: own.Verified, Reason: acceptedReason(own)}
-	opts.ResolvePayload = func(ctx context.Context, image string) (*operator.Payload, error) {
-		fsys, src, err := o.selection.registry.openPayload(ctx, "release image", image)
+	opts.Verification = verificationOf(own)
+	// The record names the operator's payload as apply names it.
+	if opts.Image, err = recordImage(o.selection.source, o.opts.Payload); err != nil {
+		return fmt.Errorf("--payload: %w", err)
+	}
+	opts.ResolvePayload = func(ctx context.Context, image string, force bool) (*operator.Payload, error) {
+		fsys, src, err := openRecorded(ctx, &o.selection.registry, image)
 		if err != nil {
 			return nil, err
 		}
@@ -203,11 +234,18 @@ func (o *operatorOptions) Run(ctx context.Context, s IOStreams) error {
 		if err != nil {
 			return nil, err
 		}
+		// The request's force lets an unverified payload through, as an
+		// accepted risk (the CVO's force).
+		p.AllowUnverified = p.AllowUnverified || force
 		r, err := p.Verify(ctx, src.subject())
 		if err != nil {
 			return nil, fmt.Errorf("refusing %w", err)
 		}
-		return &operator.Payload{FS: fsys, Verification: operator.Verification{Verified: r.Verified, Reason: acceptedReason(r)}}, nil
+		out := &operator.Payload{FS: fsys, Verification: verificationOf(r)}
+		if src.Kind == sourceRegistry {
+			out.ReleaseImage = src.Pinned()
+		}
+		return out, nil
 	}
 	op, err := operator.New(ctx, opts)
 	if err != nil {

@@ -8,18 +8,7 @@ import (
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-
-	"github.com/payload-apply/payload-apply/lib/signature"
 )
-
-// acceptedReason is why an unverified payload was accepted ("" when it
-// was verified, or not checked).
-func acceptedReason(r signature.Result) string {
-	if r.Verified || !r.Accepted {
-		return ""
-	}
-	return r.Reason
-}
 
 // leaseConfig returns the client configuration of the Lease's cluster and
 // says which it is.

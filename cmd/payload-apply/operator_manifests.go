@@ -24,7 +24,7 @@ type manifestsFlags struct {
 	namespace, name, image, payloadImage string
 	kubeconfigSecret, cpu, memory        string
 	replicas                             int32
-	output                               string
+	output                               *outputFlag
 }
 
 func (m *manifestsFlags) addFlags(fs *pflag.FlagSet) {
@@ -37,15 +37,11 @@ func (m *manifestsFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&m.kubeconfigSecret, "kubeconfig-secret", "", "manifests: HyperShift's shape: the managed cluster's kubeconfig is key \"kubeconfig\" of this Secret; the Lease stays in the cluster the Deployment runs in")
 	fs.StringVar(&m.cpu, "cpu-request", d.CPURequest, "manifests: the container's CPU request")
 	fs.StringVar(&m.memory, "memory-request", d.MemoryRequest, "manifests: the container's memory request")
-	fs.StringVarP(&m.output, "output", "o", "yaml", `manifests: output format, "yaml" (documents) or "json" (a List)`)
+	m.output = addOutputFlag(fs, formatYAML, formatJSON)
+	fs.Lookup("output").Usage = `manifests: output format, "yaml" (documents) or "json" (a List)`
 }
 
-func (m *manifestsFlags) validate() error {
-	if m.output != "yaml" && m.output != "json" {
-		return usageErrorf(`--output %q: want "yaml" or "json"`, m.output)
-	}
-	return nil
-}
+func (m *manifestsFlags) validate() error { return nil }
 
 // Flags passed on to the operator in the Deployment when given here.
 var (
@@ -128,7 +124,7 @@ func (o *operatorOptions) runManifests(ctx context.Context, s IOStreams) error {
 	if err != nil {
 		return usageError{err}
 	}
-	return printObjects(s, objs, o.manifests.output)
+	return printObjects(s, objs, o.manifests.output.value)
 }
 
 // managedClusterRules returns the ClusterRole's rules: what applying the
