@@ -64,6 +64,7 @@ func TestOperator(t *testing.T) {
 	t.Run("drift", testDrift)
 	t.Run("shutdown", testShutdown)
 	t.Run("manifests", testManifests)
+	t.Run("upgrade", testUpgrade)
 }
 
 // testFailover runs two replicas on a fresh cluster: exactly one leads
@@ -139,9 +140,14 @@ func testFailover(t *testing.T) {
 	}
 
 	// Nothing written twice: every object was written by one of the two,
-	// once.
+	// once. The record is the exception: its status follows the install's
+	// progress, written by whoever leads; its history has one entry, the
+	// install both worked on, Completed.
 	count := map[string][]string{}
 	for _, e := range writes(t, sharedAuditLog(), "operator/replica-", start) {
+		if strings.HasPrefix(e.object(), "config.openshift.io/clusterversions//version") {
+			continue
+		}
 		agent := "replica-a"
 		if strings.Contains(e.UserAgent, "replica-b") {
 			agent = "replica-b"
@@ -159,5 +165,8 @@ func testFailover(t *testing.T) {
 		t.Errorf("%d objects written more than once:\n%s", len(twice), strings.Join(twice, "\n"))
 	}
 	t.Logf("%d objects written, %d by %s before it was killed", len(count), before, leader.name)
+	if h := readRecord(t, s).Status.History; len(h) != 1 || h[0].State != "Completed" || h[0].Image != recordedImage(t, realpayload.Dir(t)) {
+		t.Errorf("the record's history %+v, want one entry: the real payload's install, Completed", h)
+	}
 	survivor = follower
 }

@@ -1,0 +1,217 @@
+//go:build e2e
+
+package operator
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	configv1 "github.com/openshift/api/config/v1"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/payload-apply/payload-apply/internal/clusterplay"
+	"github.com/payload-apply/payload-apply/internal/genupgrade"
+	"github.com/payload-apply/payload-apply/internal/realpayload"
+	"github.com/payload-apply/payload-apply/payload"
+	"github.com/payload-apply/payload-apply/test/apiserver"
+)
+
+// recordedImage is how the record names the payload directory dir, as
+// the operator and apply name it: its absolute path and its digest.
+func recordedImage(t *testing.T, dir string) string {
+	t.Helper()
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := payload.Digest(os.DirFS(abs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return abs + "@" + d
+}
+
+// readRecord returns the shared server's ClusterVersion "version".
+func readRecord(t *testing.T, s *apiserver.Server) *configv1.ClusterVersion {
+	t.Helper()
+	out, err := s.Kubectl(t.Context(), "get", "clusterversion", "version", "-o", "json").CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl get clusterversion version: %v\n%s", err, out)
+	}
+	cv := &configv1.ClusterVersion{}
+	if err := json.Unmarshal(out, cv); err != nil {
+		t.Fatal(err)
+	}
+	return cv
+}
+
+// requestUpdate sets spec.desiredUpdate, as an admin does (oc adm upgrade).
+func requestUpdate(t *testing.T, s *apiserver.Server, version, image string) {
+	t.Helper()
+	patch := fmt.Sprintf(`{"spec":{"desiredUpdate":{"version":%q,"image":%q,"force":false}}}`, version, image)
+	kubectl(t, s, "patch", "clusterversion", "version", "--type=merge", "-p", patch)
+}
+
+func condition(cv *configv1.ClusterVersion, t configv1.ClusterStatusConditionType) *configv1.ClusterOperatorStatusCondition {
+	for i := range cv.Status.Conditions {
+		if cv.Status.Conditions[i].Type == t {
+			return &cv.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// testUpgrade: an admin sets spec.desiredUpdate on the installed cluster
+// (release A, the real payload) while the test plays the operators.
+// First a minor release (4.23.0) while an operator says Upgradeable=False:
+// the request is rejected, ReleaseAccepted=False names the precondition,
+// and nothing but the record's status is written (history, desired and
+// every object as they were). Then a z-stream one (4.22.1), which
+// Upgradeable=False does not block: the upgrade runs to Completed (history
+// B then A, both Completed; ReleaseAccepted=True; B's changes on the
+// cluster: a Deployment's image, a delete, a new CRD and its custom
+// resource), the metrics show the update pass, and the next passes
+// reconcile B without writing.
+func testUpgrade(t *testing.T) {
+	s, r := steady(t)
+	agent := "operator/" + r.name
+	a := realpayload.Dir(t)
+	dir := owner.TempDir()
+	minorB, zB := filepath.Join(dir, "4.23.0"), filepath.Join(dir, "4.22.1")
+	if _, err := genupgrade.Write(a, minorB, "4.23.0"); err != nil {
+		t.Fatal(err)
+	}
+	v, err := genupgrade.Write(a, zB, "4.22.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := readRecord(t, s)
+	if h := before.Status.History; len(h) != 1 || h[0].State != configv1.CompletedUpdate || h[0].Image != recordedImage(t, a) {
+		t.Fatalf("the record before: history %+v, want A Completed (%s)", h, recordedImage(t, a))
+	}
+
+	dc, err := dynamic.NewForConfig(s.RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := clusterplay.NewPlayer(dc)
+	t.Cleanup(p.Stop)
+	ctx := t.Context()
+	if err := p.Release(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	p.SetUpgradeable("kube-apiserver", "APIRemovedInNextRelease", "an API in use goes away in the next minor")
+
+	// Blocked.
+	passes := r.scrape(t).value("payload_apply_operator_passes_total", "mode", "update", "result", "rejected")
+	since := time.Now()
+	requestUpdate(t, s, "4.23.0", recordedImage(t, minorB))
+	var rejected *configv1.ClusterVersion
+	waitFor(t, 2*resync+30*time.Second, "ReleaseAccepted=False", func() bool {
+		cv := readRecord(t, s)
+		if c := condition(cv, "ReleaseAccepted"); c != nil && c.Status == configv1.ConditionFalse {
+			rejected = cv
+			return true
+		}
+		return false
+	})
+	c := condition(rejected, "ReleaseAccepted")
+	if c.Reason != "PreconditionChecks" || !strings.Contains(c.Message, `"ClusterVersionUpgradeable"`) || !strings.Contains(c.Message, "4.23.0") {
+		t.Errorf("ReleaseAccepted=False %s: %q, want PreconditionChecks naming ClusterVersionUpgradeable and 4.23.0", c.Reason, c.Message)
+	}
+	// The rejection holds over the passes that reconcile A meanwhile.
+	waitFor(t, 3*resync+30*time.Second, "two more passes", func() bool {
+		return r.scrape(t).value("payload_apply_operator_passes_total", "mode", "update", "result", "rejected") >= passes+2 &&
+			r.scrape(t).value("payload_apply_operator_passes_total", "mode", "reconcile", "result", "success") >= 1
+	})
+	after := readRecord(t, s)
+	if c := condition(after, "ReleaseAccepted"); c == nil || c.Status != configv1.ConditionFalse {
+		t.Errorf("ReleaseAccepted after the reconcile passes: %+v, want False still", c)
+	}
+	if h := after.Status.History; len(h) != 1 || h[0].Image != before.Status.History[0].Image || after.Status.Desired.Image != before.Status.Desired.Image {
+		t.Errorf("a rejected request changed the history or desired: %+v, %+v", h, after.Status.Desired)
+	}
+	for _, e := range writes(t, sharedAuditLog(), agent, since) {
+		if e.object() != "config.openshift.io/clusterversions//version/status" {
+			t.Errorf("a rejected request wrote %s %s, want nothing but the record's status", e.Verb, e.object())
+		}
+	}
+	if !strings.Contains(r.log(), `"Update rejected"`) {
+		t.Error("the log does not say the update was rejected")
+	}
+
+	// A z-stream is not blocked by Upgradeable=False: it runs. The
+	// operator's ClusterRole (when it runs as the ServiceAccount of
+	// `operator manifests`, as after testManifests) covers the release it
+	// was made for: an admin applies B's before the request, for what B
+	// adds (the custom resources of its new CRD).
+	roles := filepath.Join(t.TempDir(), "operator-b.yaml")
+	out := run(t, "operator", "manifests", "--payload", zB, "--namespace", leaseNS, "--image", "example.com/payload-apply:test")
+	if err := os.WriteFile(roles, []byte(out), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	kubectl(t, s, "apply", "--server-side", "-f", roles)
+	if err := p.Release(ctx, zB); err != nil {
+		t.Fatal(err)
+	}
+	zImage := recordedImage(t, zB)
+	requestUpdate(t, s, "4.22.1", zImage)
+	var done *configv1.ClusterVersion
+	took := waitFor(t, 3*time.Minute, "4.22.1 Completed", func() bool {
+		cv := readRecord(t, s)
+		if h := cv.Status.History; len(h) >= 2 && h[0].Image == zImage && h[0].State == configv1.CompletedUpdate {
+			done = cv
+			return true
+		}
+		return false
+	})
+	t.Logf("update to 4.22.1 Completed %s after the request", took.Round(10*time.Millisecond))
+	h := done.Status.History
+	if len(h) != 2 || h[0].Version != "4.22.1" || h[1].Image != before.Status.History[0].Image || h[1].State != configv1.CompletedUpdate {
+		t.Errorf("history %+v, want 4.22.1 Completed then A Completed", h)
+	}
+	if h[0].AcceptedRisks != "" {
+		t.Errorf("accepted risks %q, want none (a z-stream passes Upgradeable=False)", h[0].AcceptedRisks)
+	}
+	if done.Status.Desired.Image != zImage {
+		t.Errorf("status.desired %+v, want %s", done.Status.Desired, zImage)
+	}
+	if c := condition(done, "ReleaseAccepted"); c == nil || c.Status != configv1.ConditionTrue {
+		t.Errorf("ReleaseAccepted %+v, want True", c)
+	}
+	img := kubectl(t, s, "-n", v.Image.Namespace, "get", "deployment", v.Image.Name, "-o", "jsonpath={.spec.template.spec.containers[0].image}")
+	if img != v.NewImage {
+		t.Errorf("Deployment %s/%s image %q, want B's %q", v.Image.Namespace, v.Image.Name, img, v.NewImage)
+	}
+	if out, err := s.Kubectl(ctx, "-n", v.Deleted.Namespace, "get", "rolebinding", v.Deleted.Name).CombinedOutput(); err == nil || !strings.Contains(string(out), "NotFound") {
+		t.Errorf("RoleBinding %s/%s still there after B deletes it: %s", v.Deleted.Namespace, v.Deleted.Name, out)
+	}
+	kubectl(t, s, "get", "crd", v.CRD.Name)
+	kubectl(t, s, "get", "widgets.upgrade.payload-apply.test", v.CR.Name)
+
+	// Reconciling B: the update's pass counted, then passes without writes.
+	m := r.scrape(t)
+	if m.value("payload_apply_operator_passes_total", "mode", "update", "result", "success") < 1 {
+		t.Error("the metrics count no successful update pass")
+	}
+	waitFor(t, 10*time.Second, "cluster_version{type=current} of 4.22.1", func() bool {
+		_, ok := r.scrape(t).get("cluster_version", "type", "current", "version", "4.22.1")
+		return ok
+	})
+	reconciled := m.value("payload_apply_operator_passes_total", "mode", "reconcile", "result", "success")
+	waitFor(t, 3*resync+30*time.Second, "a reconcile pass of B", func() bool {
+		return r.scrape(t).value("payload_apply_operator_passes_total", "mode", "reconcile", "result", "success") >= reconciled+1
+	})
+	quiet := time.Now()
+	waitFor(t, 3*resync+30*time.Second, "two more reconcile passes of B", func() bool {
+		return r.scrape(t).value("payload_apply_operator_passes_total", "mode", "reconcile", "result", "success") >= reconciled+3
+	})
+	if w := writes(t, sharedAuditLog(), agent, quiet); len(w) != 0 {
+		t.Errorf("reconciling B wrote %d times, first %s %s", len(w), w[0].Verb, w[0].object())
+	}
+}
