@@ -75,8 +75,10 @@ func condition(cv *configv1.ClusterVersion, t configv1.ClusterStatusConditionTyp
 // Upgradeable=False does not block: the upgrade runs to Completed (history
 // B then A, both Completed; ReleaseAccepted=True; B's changes on the
 // cluster: a Deployment's image, a delete, a new CRD and its custom
-// resource), the metrics show the update pass, and the next passes
-// reconcile B without writing.
+// resource), the metrics show the update pass. Then the minor release
+// again with force: it runs to Completed with ClusterVersionUpgradeable
+// among its accepted risks, and the next passes reconcile it without
+// writing.
 func testUpgrade(t *testing.T) {
 	s, r := steady(t)
 	agent := "operator/" + r.name
@@ -207,8 +209,31 @@ func testUpgrade(t *testing.T) {
 	waitFor(t, 3*resync+30*time.Second, "a reconcile pass of B", func() bool {
 		return r.scrape(t).value("payload_apply_operator_passes_total", "mode", "reconcile", "result", "success") >= reconciled+1
 	})
+	// Forced: the blocked minor release goes through, the failed
+	// precondition recorded as an accepted risk.
+	if err := p.Release(ctx, minorB); err != nil {
+		t.Fatal(err)
+	}
+	minorImage := recordedImage(t, minorB)
+	patch := fmt.Sprintf(`{"spec":{"desiredUpdate":{"version":"4.23.0","image":%q,"force":true}}}`, minorImage)
+	kubectl(t, s, "patch", "clusterversion", "version", "--type=merge", "-p", patch)
+	waitFor(t, 3*time.Minute, "4.23.0 Completed", func() bool {
+		cv := readRecord(t, s)
+		if h := cv.Status.History; len(h) >= 3 && h[0].Image == minorImage && h[0].State == configv1.CompletedUpdate {
+			done = cv
+			return true
+		}
+		return false
+	})
+	if h := done.Status.History; len(h) != 3 || h[1].Image != zImage || !strings.Contains(h[0].AcceptedRisks, `"ClusterVersionUpgradeable"`) {
+		t.Errorf("history after the forced update %+v, want 4.23.0 (accepting ClusterVersionUpgradeable), 4.22.1, A", h)
+	}
+	reconciled = r.scrape(t).value("payload_apply_operator_passes_total", "mode", "reconcile", "result", "success")
+	waitFor(t, 3*resync+30*time.Second, "a reconcile pass of 4.23.0", func() bool {
+		return r.scrape(t).value("payload_apply_operator_passes_total", "mode", "reconcile", "result", "success") >= reconciled+1
+	})
 	quiet := time.Now()
-	waitFor(t, 3*resync+30*time.Second, "two more reconcile passes of B", func() bool {
+	waitFor(t, 3*resync+30*time.Second, "two more reconcile passes", func() bool {
 		return r.scrape(t).value("payload_apply_operator_passes_total", "mode", "reconcile", "result", "success") >= reconciled+3
 	})
 	if w := writes(t, sharedAuditLog(), agent, quiet); len(w) != 0 {
