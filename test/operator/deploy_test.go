@@ -166,7 +166,7 @@ func TestImage(t *testing.T) {
 	if err := os.WriteFile(exe, bin, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.CommandContext(context.Background(), exe, "version").CombinedOutput(); err != nil || !strings.HasPrefix(string(out), "payload-apply ") {
+	if out, err := exec.CommandContext(context.Background(), exe, "version").CombinedOutput(); err != nil || !strings.HasPrefix(string(out), "Client Version: ") {
 		t.Errorf("the image's binary: %v %q", err, out)
 	}
 
