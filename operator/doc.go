@@ -13,15 +13,24 @@
 // over at once; when the leader loses the lease, it stops writing at once
 // and Run returns ErrLeaseLost (the CVO exits then, and is restarted).
 //
-// The leader works in passes, each a clustersync.Apply of the release's
-// plan, in the CVO's modes: installing while the cluster's record
-// (ClusterVersion "version") has never reached a release, reconciling once
-// it has, every Options.Resync with jitter (the CVO's reconciling mode:
-// with nothing drifted a pass writes nothing; an object edited or deleted
-// since is repaired, and reported as drift). A failed pass is retried
-// sooner, backing off as the CVO does. A change of the ClusterVersion's
-// spec, seen through a watch (an informer, not polling), starts a pass at
-// once. The ClusterOperators are watched the same way, for the metrics.
+// The leader works in passes, each one of the engine's, which keeps the
+// cluster's record (ClusterVersion "version") as apply and upgrade keep
+// it: the operator has no record or history logic of its own. While the
+// record has no release completed, clustersync.Apply installs the
+// operator's payload (the CVO's initializing state, its flattened install
+// order; the record is made). Once it has, clustersync.Apply applies the
+// release the cluster runs again every Options.Resync with jitter (the
+// CVO's reconciling state and reconcile order: with nothing drifted a
+// pass writes nothing; an object edited or deleted since is repaired, and
+// reported as drift). When spec.desiredUpdate names a release the cluster
+// has not reached, the pass is clustersync.PlanUpgrade and RunUpgrade (the
+// preconditions, force, the history, the conditions, the update order and
+// its waits); a rejected request sets ReleaseAccepted=False with the
+// reason (the preconditions by name) and changes nothing else, and the
+// running release is still reconciled. A failed pass is retried sooner,
+// backing off as the CVO does. A change of the ClusterVersion's spec,
+// seen through a watch (an informer, not polling), starts a pass at once.
+// The ClusterOperators are watched the same way, for the metrics.
 //
 // Observability: Handler serves /healthz, /readyz and /metrics
 // (Prometheus, client_golang), with the CVO's metric names where they
@@ -32,5 +41,5 @@
 // requests and writes, drift, leadership). Logs are structured klog lines
 // through the context's logger.
 //
-// May import: clustersync, lib/requests, lib/resourceapply, payload, plan.
+// May import: clustersync, lib/requests, lib/resourceapply, plan.
 package operator
