@@ -124,20 +124,22 @@ func (l *leader) pass(work context.Context, abort <-chan struct{}) *PassReport {
 		}
 		rejected = true
 	}
+	// The release the record says the cluster runs was accepted when it
+	// was installed or updated to (an unverified one forced then, an
+	// accepted risk): it is not judged again.
+	pl, err := l.payload(work, w.running.Image, true)
+	if err != nil {
+		l.failed(work, "opening release "+w.running.Image, err)
+		return nil
+	}
 	if l.sess == nil || l.release.Image != w.running.Image {
-		pl, err := l.payload(work, w.running.Image, false)
-		if err == nil {
-			l.sess, err = o.plan(work, l.cluster, pl)
-		}
-		if err != nil {
-			l.sess = nil
+		if l.sess, err = o.plan(work, l.cluster, pl); err != nil {
 			l.failed(work, "planning release "+w.running.Image, err)
 			return nil
 		}
 		l.release = w.running
 	}
 	l.sess.Record = cv
-	pl, _ := l.payload(work, w.running.Image, false)
 	r := o.applyPass(work, l.sess, cv, passInput{release: w.running, verification: pl.Verification, attempt: l.failures,
 		seed: l.passes, keepAccepted: rejected, abort: abort})
 	l.done(work, r)
@@ -163,7 +165,13 @@ func (l *leader) payload(ctx context.Context, image string, force bool) (*Payloa
 	if image == o.own.Image {
 		return &Payload{Verification: o.opts.Verification}, nil
 	}
-	if p := l.payloads[image]; p != nil {
+	// A payload let through by force is kept apart: a request that does
+	// not force it has it verified.
+	key := image
+	if force {
+		key += " (forced)"
+	}
+	if p := l.payloads[key]; p != nil {
 		return p, nil
 	}
 	if o.opts.ResolvePayload == nil {
@@ -173,11 +181,7 @@ func (l *leader) payload(ctx context.Context, image string, force bool) (*Payloa
 	if err != nil {
 		return nil, fmt.Errorf("release image %s: %w", image, err)
 	}
-	if p.Verification == nil || p.Verification.Verified || !force {
-		// A payload let through by force is opened again for the next
-		// request, which may not force it.
-		l.payloads[image] = p
-	}
+	l.payloads[key] = p
 	return p, nil
 }
 

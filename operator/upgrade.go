@@ -59,7 +59,8 @@ func (l *leader) upgrade(ctx context.Context, cv *configv1.ClusterVersion, req c
 			fmt.Sprintf("Retrieving payload failed version=%q image=%q failure=%v", req.Version, req.Image, err))
 	}
 	fromImage := clustersync.FromImage(cv, req.Image)
-	from, err := l.payload(ctx, fromImage, false)
+	// The release the cluster runs was accepted already.
+	from, err := l.payload(ctx, fromImage, true)
 	if err != nil {
 		l.failed(ctx, "opening the release the cluster runs", err)
 		return nil
