@@ -234,9 +234,10 @@ func (o *operatorOptions) Run(ctx context.Context, s IOStreams) error {
 		if err != nil {
 			return nil, err
 		}
-		// The request's force lets an unverified payload through, as an
-		// accepted risk (the CVO's force).
-		p.AllowUnverified = p.AllowUnverified || force
+		// The request's force lets a payload the policy requires verified
+		// through unverified, as an accepted risk (the CVO's force); one no
+		// policy asks to verify stays "not checked".
+		p.AllowUnverified = p.AllowUnverified || (force && p.Required)
 		r, err := p.Verify(ctx, src.subject())
 		if err != nil {
 			return nil, fmt.Errorf("refusing %w", err)
