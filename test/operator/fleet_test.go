@@ -12,6 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/client-go/dynamic"
+
+	"github.com/payload-apply/payload-apply/internal/clusterplay"
 	"github.com/payload-apply/payload-apply/internal/realpayload"
 	"github.com/payload-apply/payload-apply/test/apiserver"
 )
@@ -39,13 +42,12 @@ func TestFleet(t *testing.T) {
 	servers := startServers(t, 4)
 	mgmt, clusters := servers[3], servers[:3]
 	payload := realpayload.Dir(t)
-	want := operatorVersions(t, payload)
 	ops := make([]*replica, len(clusters))
 	for i, s := range clusters {
 		name := fmt.Sprintf("cluster-%d", i+1)
 		applyPlatform(t, s)
 		kubectl(t, mgmt, "create", "namespace", name)
-		play(t, s, want)
+		playOperators(t, s, payload)
 		ops[i] = startReplica(t, name, "--kubeconfig="+s.Kubeconfig, "--lease-kubeconfig="+mgmt.Kubeconfig, "--lease-namespace="+name,
 			"--payload="+payload, "--resync="+fleetResync.String(), "--lease-duration=15s", "--renew-deadline=10s", "--retry-period=2s", "--pass-timeout=5m")
 	}
@@ -145,4 +147,19 @@ func startServers(t *testing.T, n int) []*apiserver.Server {
 		}
 	}
 	return out
+}
+
+// playOperators plays the operators of s (internal/clusterplay) at the
+// release of the payload directory dir until the test ends.
+func playOperators(t *testing.T, s *apiserver.Server, dir string) {
+	t.Helper()
+	dc, err := dynamic.NewForConfig(s.RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := clusterplay.NewPlayer(dc)
+	t.Cleanup(p.Stop)
+	if err := p.Release(t.Context(), dir); err != nil {
+		t.Fatal(err)
+	}
 }
