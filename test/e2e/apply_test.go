@@ -86,7 +86,7 @@ func TestApplyEmbeddedPayload(t *testing.T) {
 		bg := startCLI(t, ctx, "apply", kc, "--wait", "--timeout=3m", "-o", "json")
 		// Play the operators: available, but first at an old version.
 		var created bool
-		for e := range bg.events {
+		for e := range bg.Events {
 			if e.Event == "task" && e.Kind == "ClusterOperator" {
 				if e.Action != "Created" {
 					t.Errorf("ClusterOperator %s: %s %s", e.Name, e.Action, e.Error)
@@ -117,9 +117,9 @@ func TestApplyEmbeddedPayload(t *testing.T) {
 				break
 			}
 		}
-		code, events := bg.wait(t)
+		code, events := bg.Wait(t)
 		if code != 0 {
-			t.Fatalf("exit %d:\n%s", code, bg.stderr.String())
+			t.Fatalf("exit %d:\n%s", code, bg.Stderr.String())
 		}
 		sum := summaryOf(t, events)
 		// 40 objects: the record's CRD, made before the graph, is

@@ -27,6 +27,7 @@ import (
 
 	"github.com/payload-apply/payload-apply/internal/realpayload"
 	"github.com/payload-apply/payload-apply/test/apiserver"
+	"github.com/payload-apply/payload-apply/test/clitest"
 )
 
 // reference is what an uninterrupted apply of the real payload leaves on
@@ -67,7 +68,7 @@ type faultRun struct {
 	t          *testing.T
 	s          *apiserver.Server
 	kubeconfig string
-	bg         *background
+	bg         *clitest.Background[event]
 	// proxy is set for faults that need one between apply and the server.
 	proxy *stallProxy
 }
@@ -172,7 +173,7 @@ func TestFaults(t *testing.T) {
 			name:  "SIGINT",
 			after: 450,
 			inject: func(r *faultRun) {
-				if err := r.bg.cmd.Process.Signal(os.Interrupt); err != nil {
+				if err := r.bg.Cmd.Process.Signal(os.Interrupt); err != nil {
 					r.t.Fatal(err)
 				}
 			},
@@ -192,14 +193,14 @@ func TestFaults(t *testing.T) {
 			args := append([]string{"apply", "--kubeconfig=" + r.kubeconfig, "--payload=" + realpayload.Dir(t), "-o", "json"}, f.args...)
 			r.bg = startCLI(t, t.Context(), args...)
 			injected := f.inject == nil
-			for e := range r.bg.events {
+			for e := range r.bg.Events {
 				if !injected && e.Event == "task" && *e.Done >= f.after {
 					injected = true
 					t.Logf("fault after %d of %d tasks", *e.Done, e.Total)
 					f.inject(r)
 				}
 			}
-			code, events := r.bg.wait(t)
+			code, events := r.bg.Wait(t)
 			faulted := time.Since(ready)
 			if !injected {
 				t.Fatalf("the apply ended (exit %d) before the fault", code)
@@ -207,8 +208,8 @@ func TestFaults(t *testing.T) {
 			// client-go's own reports of what failed meanwhile (a
 			// discovery, a watch) never reach the user raw.
 			for _, raw := range []string{"Unhandled Error", `logger="UnhandledError"`} {
-				if strings.Contains(r.bg.stderr.String(), raw) {
-					t.Errorf("stderr has client-go's %q:\n%.4000s", raw, r.bg.stderr.String())
+				if strings.Contains(r.bg.Stderr.String(), raw) {
+					t.Errorf("stderr has client-go's %q:\n%.4000s", raw, r.bg.Stderr.String())
 				}
 			}
 			t.Logf("faulted apply: exit %d in %s; slow objects waited for: %s", code, faulted.Round(100*time.Millisecond), slowWaits(events))
@@ -218,7 +219,7 @@ func TestFaults(t *testing.T) {
 				checkLikeUninterrupted(t, r, code, events)
 			}
 			if t.Failed() {
-				t.Logf("stderr of the faulted apply:\n%.4000s", r.bg.stderr.String())
+				t.Logf("stderr of the faulted apply:\n%.4000s", r.bg.Stderr.String())
 			}
 
 			// The operators write their status; the re-run must leave it.
@@ -324,7 +325,7 @@ func checkLikeUninterrupted(t *testing.T, r *faultRun, code int, events []event)
 // a line saying so with what was done, no panic, and a summary event.
 func checkInterrupted(t *testing.T, r *faultRun, code int, events []event) {
 	t.Helper()
-	stderr := r.bg.stderr.String()
+	stderr := r.bg.Stderr.String()
 	if code != 130 {
 		t.Errorf("exit %d, want 130", code)
 	}

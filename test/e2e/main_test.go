@@ -3,21 +3,13 @@
 package e2e
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 
-	"github.com/payload-apply/payload-apply/internal/realpayload"
 	"github.com/payload-apply/payload-apply/test/apiserver"
+	"github.com/payload-apply/payload-apply/test/clitest"
 )
 
 // binary is the payload-apply command built for this test binary.
@@ -34,17 +26,8 @@ func testMain(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	root, err := realpayload.ModuleRoot()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	binary = filepath.Join(dir, "payload-apply")
-	build := exec.Command("go", "build", "-o", binary, "./cmd/payload-apply")
-	build.Dir = root
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "e2e: go build ./cmd/payload-apply:", err)
+	if binary, err = clitest.Build(dir); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
 	}
 	return apiserver.Run(m, apiserver.Options{})
@@ -59,19 +42,8 @@ type result struct {
 // cli runs the command to completion.
 func cli(t testing.TB, ctx context.Context, args ...string) result {
 	t.Helper()
-	cmd := exec.CommandContext(ctx, binary, args...)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	case err != nil:
-		t.Fatalf("%s: %v", strings.Join(args, " "), err)
-	}
-	return result{stdout: out.String(), stderr: errOut.String(), code: code}
+	r := clitest.Run(t, ctx, binary, args...)
+	return result{stdout: r.Stdout, stderr: r.Stderr, code: r.Code}
 }
 
 // event is one line of `apply -o json`.
@@ -126,17 +98,7 @@ func (e event) object() string {
 
 func parseEvents(t testing.TB, stdout string) []event {
 	t.Helper()
-	var out []event
-	sc := bufio.NewScanner(strings.NewReader(stdout))
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
-		var e event
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			t.Fatalf("not a JSON event: %q: %v", sc.Text(), err)
-		}
-		out = append(out, e)
-	}
-	return out
+	return clitest.ParseEvents[event](t, stdout)
 }
 
 func summaryOf(t testing.TB, events []event) event {
@@ -147,57 +109,9 @@ func summaryOf(t testing.TB, events []event) event {
 	return events[len(events)-1]
 }
 
-// background runs the command and streams its JSON events; wait returns
-// how it ended.
-type background struct {
-	cmd    *exec.Cmd
-	events chan event
-	stderr bytes.Buffer
-	done   chan struct{}
-	all    []event
-}
-
-func startCLI(t *testing.T, ctx context.Context, args ...string) *background {
+// startCLI runs the command in the background and streams its JSON
+// events.
+func startCLI(t *testing.T, ctx context.Context, args ...string) *clitest.Background[event] {
 	t.Helper()
-	b := &background{cmd: exec.CommandContext(ctx, binary, args...), events: make(chan event, 4096), done: make(chan struct{})}
-	b.cmd.Stderr = &b.stderr
-	out, err := b.cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		defer close(b.done)
-		defer close(b.events)
-		sc := bufio.NewScanner(out)
-		sc.Buffer(make([]byte, 1<<20), 16<<20)
-		for sc.Scan() {
-			var e event
-			if json.Unmarshal(sc.Bytes(), &e) == nil {
-				b.all = append(b.all, e)
-				b.events <- e
-			}
-		}
-		_, _ = io.Copy(io.Discard, out)
-	}()
-	return b
-}
-
-// wait drains the events and returns the exit code and every event.
-func (b *background) wait(t *testing.T) (int, []event) {
-	t.Helper()
-	for range b.events {
-	}
-	<-b.done
-	err := b.cmd.Wait()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return ee.ExitCode(), b.all
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return 0, b.all
+	return clitest.Start[event](t, ctx, binary, args...)
 }

@@ -329,7 +329,7 @@ func TestApplySteps(t *testing.T) {
 		// the re-runs of the step see it and the wait ends.
 		bg := startCLI(t, ctx, append([]string{"apply", "--wait", "--timeout=60s", "-o", "json"}, args...)...)
 		played := false
-		for e := range bg.events {
+		for e := range bg.Events {
 			if e.Event != "wait" || played {
 				continue
 			}
@@ -344,9 +344,9 @@ func TestApplySteps(t *testing.T) {
 				"conditions": []any{map[string]any{"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable", "message": "ok",
 					"lastUpdateTime": time.Now().UTC().Format(time.RFC3339), "lastTransitionTime": time.Now().UTC().Format(time.RFC3339)}}})
 		}
-		code, events := bg.wait(t)
+		code, events := bg.Wait(t)
 		if code != 0 {
-			t.Fatalf("exit %d:\n%s", code, bg.stderr.String())
+			t.Fatalf("exit %d:\n%s", code, bg.Stderr.String())
 		}
 		var reran bool
 		for _, e := range events {

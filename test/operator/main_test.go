@@ -20,8 +20,8 @@ import (
 	"time"
 
 	"github.com/payload-apply/payload-apply/internal/platform"
-	"github.com/payload-apply/payload-apply/internal/realpayload"
 	"github.com/payload-apply/payload-apply/test/apiserver"
+	"github.com/payload-apply/payload-apply/test/clitest"
 )
 
 // binary is the payload-apply command built for this test binary; work
@@ -54,17 +54,8 @@ func testMain(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(work)
-	root, err := realpayload.ModuleRoot()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	binary = filepath.Join(work, "payload-apply")
-	build := exec.Command("go", "build", "-o", binary, "./cmd/payload-apply")
-	build.Dir = root
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "operator e2e: go build ./cmd/payload-apply:", err)
+	if binary, err = clitest.Build(work); err != nil {
+		fmt.Fprintln(os.Stderr, "operator e2e:", err)
 		return 1
 	}
 	policy := filepath.Join(work, "audit-policy.yaml")

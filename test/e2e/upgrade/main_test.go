@@ -6,22 +6,17 @@
 package upgrade_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/payload-apply/payload-apply/internal/genupgrade"
 	"github.com/payload-apply/payload-apply/internal/realpayload"
 	"github.com/payload-apply/payload-apply/test/apiserver"
+	"github.com/payload-apply/payload-apply/test/clitest"
 )
 
 // binary is the payload-apply command built for this test binary; work
@@ -56,12 +51,8 @@ func testMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	binary = filepath.Join(dir, "payload-apply")
-	build := exec.Command("go", "build", "-o", binary, "./cmd/payload-apply")
-	build.Dir = root
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "upgrade e2e: go build ./cmd/payload-apply:", err)
+	if binary, err = clitest.Build(dir); err != nil {
+		fmt.Fprintln(os.Stderr, "upgrade e2e:", err)
 		return 1
 	}
 	if a := filepath.Join(root, "..", "shared", "testdata", "ocp-payload"); dirExists(a) {
@@ -88,21 +79,11 @@ type result struct {
 	code           int
 }
 
+// cli runs the command to completion.
 func cli(t testing.TB, ctx context.Context, args ...string) result {
 	t.Helper()
-	cmd := exec.CommandContext(ctx, binary, args...)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	case err != nil:
-		t.Fatalf("%s: %v", strings.Join(args, " "), err)
-	}
-	return result{stdout: out.String(), stderr: errOut.String(), code: code}
+	r := clitest.Run(t, ctx, binary, args...)
+	return result{stdout: r.Stdout, stderr: r.Stderr, code: r.Code}
 }
 
 // event is one line of -o json; the fields this test reads.
@@ -138,81 +119,12 @@ func (e event) object() string {
 
 func parseEvents(t testing.TB, stdout string) []event {
 	t.Helper()
-	var out []event
-	sc := bufio.NewScanner(strings.NewReader(stdout))
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
-		var e event
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			t.Fatalf("not a JSON event: %q: %v", sc.Text(), err)
-		}
-		out = append(out, e)
-	}
-	return out
+	return clitest.ParseEvents[event](t, stdout)
 }
 
-// background runs the command and streams its JSON events.
-type background struct {
-	cmd    *exec.Cmd
-	events chan event
-	stderr bytes.Buffer
-	done   chan struct{}
-	all    []event
-}
-
-func startCLI(t *testing.T, ctx context.Context, args ...string) *background {
+// startCLI runs the command in the background and streams its JSON
+// events.
+func startCLI(t *testing.T, ctx context.Context, args ...string) *clitest.Background[event] {
 	t.Helper()
-	b := &background{cmd: exec.CommandContext(ctx, binary, args...), events: make(chan event, 4096), done: make(chan struct{})}
-	b.cmd.Stderr = &b.stderr
-	out, err := b.cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		defer close(b.done)
-		defer close(b.events)
-		sc := bufio.NewScanner(out)
-		sc.Buffer(make([]byte, 1<<20), 16<<20)
-		for sc.Scan() {
-			var e event
-			if json.Unmarshal(sc.Bytes(), &e) == nil {
-				b.all = append(b.all, e)
-				b.events <- e
-			}
-		}
-		_, _ = io.Copy(io.Discard, out)
-	}()
-	return b
-}
-
-// until reads events until ok says one is the one awaited; it fails when
-// the stream ends first.
-func (b *background) until(t *testing.T, what string, ok func(event) bool) {
-	t.Helper()
-	for e := range b.events {
-		if ok(e) {
-			return
-		}
-	}
-	t.Fatalf("the command ended before %s; stderr:\n%s", what, b.stderr.String())
-}
-
-// wait drains the events and returns the exit code and every event.
-func (b *background) wait(t *testing.T) (int, []event) {
-	t.Helper()
-	for range b.events {
-	}
-	<-b.done
-	err := b.cmd.Wait()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return ee.ExitCode(), b.all
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return 0, b.all
+	return clitest.Start[event](t, ctx, binary, args...)
 }

@@ -322,7 +322,7 @@ func TestUpgrade(t *testing.T) {
 		p.Hold("dns", true)
 		release(t, b1)
 		run := startCLI(t, ctx, "upgrade", kc, "--to", b1, "-o", "json")
-		run.until(t, "it waits for ClusterOperator dns", func(e event) bool {
+		run.Until(t, "it waits for ClusterOperator dns", func(e event) bool {
 			return e.Event == "waiting" && e.Kind == "ClusterOperator" && e.Name == "dns" && e.Action == "Waiting"
 		})
 		// The record says what the update waits on.
@@ -337,13 +337,13 @@ func TestUpgrade(t *testing.T) {
 			}
 			time.Sleep(200 * time.Millisecond)
 		}
-		if err := run.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		if err := run.Cmd.Process.Signal(syscall.SIGINT); err != nil {
 			t.Fatal(err)
 		}
-		code, events := run.wait(t)
+		code, events := run.Wait(t)
 		first = events
 		if code != 130 {
-			t.Fatalf("exit %d, want 130; stderr:\n%s", code, run.stderr.String())
+			t.Fatalf("exit %d, want 130; stderr:\n%s", code, run.Stderr.String())
 		}
 		cv := record(t, dc)
 		if diff := cmp.Diff([]string{"4.22.1 Partial", v1.Previous + " Completed"}, history(t, cv)); diff != "" {
@@ -361,7 +361,7 @@ func TestUpgrade(t *testing.T) {
 		p.Hold("dns", false)
 		run := startCLI(t, ctx, "upgrade", kc, "--to", b1, "-o", "json")
 		var pl upgradePlan
-		run.until(t, "the plan", func(e event) bool {
+		run.Until(t, "the plan", func(e event) bool {
 			if e.Event != "plan" {
 				return false
 			}
@@ -392,9 +392,9 @@ func TestUpgrade(t *testing.T) {
 			[]byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		code, second := run.wait(t)
+		code, second := run.Wait(t)
 		if code != 0 {
-			t.Fatalf("exit %d; stderr:\n%s", code, run.stderr.String())
+			t.Fatalf("exit %d; stderr:\n%s", code, run.Stderr.String())
 		}
 		w1, w2 := written(first), written(second)
 		for obj := range w2 {
@@ -450,7 +450,7 @@ func TestUpgrade(t *testing.T) {
 		p.Hold("dns", true)
 		release(t, b2)
 		run := startCLI(t, ctx, "upgrade", kc, "--to", b2, "--force", "-o", "json")
-		run.until(t, "it waits for ClusterOperator dns", func(e event) bool {
+		run.Until(t, "it waits for ClusterOperator dns", func(e event) bool {
 			return e.Event == "waiting" && e.Kind == "ClusterOperator" && e.Name == "dns" && e.Action == "Waiting"
 		})
 		if err := s.Kill(apiserver.APIServer); err != nil {
@@ -462,10 +462,10 @@ func TestUpgrade(t *testing.T) {
 		}
 		// The command rode the restart out and still waits: crash it.
 		time.Sleep(time.Second)
-		if err := run.cmd.Process.Kill(); err != nil {
+		if err := run.Cmd.Process.Kill(); err != nil {
 			t.Fatal(err)
 		}
-		_, forced = run.wait(t)
+		_, forced = run.Wait(t)
 		if diff := cmp.Diff([]string{"4.23.0 Partial", "4.22.1 Completed", v1.Previous + " Completed"}, history(t, record(t, dc))); diff != "" {
 			t.Errorf("history after the crash (-want +got):\n%s", diff)
 		}
