@@ -28,17 +28,23 @@ test-deps:
 
 # Unit and end-to-end tests. The e2e tests start kube-apiserver and etcd on
 # 127.0.0.1; with CI=true a missing server or tool fails instead of skipping.
-# Everything runs once; the packages that run work concurrently (the graph
-# runner, the apply engine, parsing, overlays) run again under the race
-# detector, which would make the real-payload CLI tests five times slower.
+# Everything runs once; the packages whose code runs work concurrently
+# (the graph runner and parallel loading, parsing, the overlay and plan
+# caches, the apply engine, the resource manager, the image cache, the
+# registry transport, the operator) run again under the race detector:
+# their whole tests, and plan's cache tests (the rest of plan is golden
+# renders of the real payload, five times slower under -race and with no
+# concurrency of their own). The components are pure functions.
 # hack/testsum prints what go test prints without -v (and the output of
 # failed tests), the skipped tests with their reasons, and one closing line:
 # N passed, N failed, N skipped.
-RACE_PKGS := ./payload/... ./lib/... ./plan/... ./components/... ./clustersync/...
+RACE_PKGS := ./payload/... ./lib/manifest/... ./lib/overlay/... ./lib/resourceapply/... \
+	./lib/imagecache/... ./lib/registry/... ./clustersync/... ./operator/...
 test: test-deps
 	@$(GO) run ./hack/testsum \
 	  -run '$(GO) test -json -tags e2e -timeout 30m ./...' \
 	  -run '$(GO) test -json -race -tags e2e -timeout 30m $(RACE_PKGS)' \
+	  -run '$(GO) test -json -race -timeout 30m -run "^(TestCache|TestLean)" ./plan' \
 	  -run '$(SUBMAKE) --no-print-directory fuzz-ci FUZZJSON=-json'
 
 # $(MAKE) itself in the recipe above would make "make -n test" run it.
