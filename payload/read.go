@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/payload-apply/payload-apply/lib/manifest"
+	"github.com/payload-apply/payload-apply/lib/safefs"
 )
 
 // maxLinkHops bounds the symbolic links followed to resolve one path, as
@@ -132,6 +133,12 @@ func (r *reader) readAll(dir string, entries []fs.DirEntry, errs []error) ([]raw
 			continue
 		}
 		name := dir + "/" + e.Name()
+		if t := e.Type(); !t.IsRegular() && t&fs.ModeSymlink == 0 {
+			// A named pipe, device or socket: never opened (a FIFO
+			// would block the open for good).
+			errs = append(errs, fileError(name, &safefs.SpecialFileError{Mode: t}))
+			continue
+		}
 		size := int64(-1)
 		if e.Type().IsRegular() {
 			if info, err := e.Info(); err == nil {

@@ -18,6 +18,6 @@
 // what its selection includes whole (Options.Lean).
 //
 // May import: components/..., lib/component, lib/diff, lib/image, lib/manifest,
-// lib/overlay, overlays, payload, profiles.
+// lib/overlay, lib/safefs, overlays, payload, profiles.
 // Cluster I/O: none.
 package plan

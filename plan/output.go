@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path"
 	"path/filepath"
 	"runtime"
@@ -18,6 +17,7 @@ import (
 	"github.com/payload-apply/payload-apply/lib/diff"
 	"github.com/payload-apply/payload-apply/lib/manifest"
 	"github.com/payload-apply/payload-apply/lib/overlay"
+	"github.com/payload-apply/payload-apply/lib/safefs"
 	"github.com/payload-apply/payload-apply/payload"
 )
 
@@ -164,7 +164,10 @@ func (p *Plan) WriteExplain(w io.Writer) error {
 // WriteDir writes the rendered objects (see Rendered) under dir, one file
 // per source file at the source's relative path (manifests/...,
 // release-manifests/..., generated/...), documents in apply order. Files of the source that lost all their objects are not
-// written; nothing else in dir is touched. .json sources are written as a
+// written; nothing else in dir is touched. Writes are confined to dir
+// (lib/safefs.Output): a name or a symbolic link inside dir that leads
+// out of it is an error wrapping safefs.ErrEscapes, and a file is
+// replaced by rename, never written through a link or a named pipe. .json sources are written as a
 // stream of indented JSON objects, everything else as YAML.
 func (p *Plan) WriteDir(dir string) ([]string, error) {
 	var order []string
@@ -189,12 +192,13 @@ func (p *Plan) WriteDir(dir string) ([]string, error) {
 	for i, m := range all {
 		yamlOf[m] = docs[i]
 	}
+	out, err := safefs.CreateOutput(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer out.Close()
 	var written []string
 	for _, file := range order {
-		clean := path.Clean(file)
-		if path.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") {
-			return written, fmt.Errorf("%s: refusing to write outside %s", file, dir)
-		}
 		var b bytes.Buffer
 		for i, m := range byFile[file] {
 			if path.Ext(file) == ".json" {
@@ -212,14 +216,12 @@ func (p *Plan) WriteDir(dir string) ([]string, error) {
 			}
 			b.Write(data)
 		}
-		target := filepath.Join(dir, filepath.FromSlash(clean))
-		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		// Confined to dir: neither the name nor a symbolic link inside
+		// dir leads a write out of it (lib/safefs.Output).
+		if err := out.WriteFile(file, b.Bytes(), 0o644); err != nil {
 			return written, err
 		}
-		if err := os.WriteFile(target, b.Bytes(), 0o644); err != nil {
-			return written, err
-		}
-		written = append(written, target)
+		written = append(written, filepath.Join(dir, filepath.FromSlash(path.Clean(file))))
 	}
 	return written, nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/payload-apply/payload-apply/lib/image"
 	"github.com/payload-apply/payload-apply/lib/imagecache"
 	"github.com/payload-apply/payload-apply/lib/registry"
+	"github.com/payload-apply/payload-apply/lib/safefs"
 	"github.com/payload-apply/payload-apply/payload"
 )
 
@@ -95,6 +96,9 @@ func (r *registryFlags) openPayload(ctx context.Context, flag, spec string) (fs.
 	if !strings.HasPrefix(spec, registry.DockerPrefix) {
 		st, err := os.Stat(spec)
 		switch {
+		case err == nil && safefs.Check(spec, st, safefs.RegularOrDir) != nil:
+			// A named pipe or a device: never opened (lib/safefs).
+			return nil, payloadSource{}, usageErrorf("%s %v", flag, safefs.Check(spec, st, safefs.RegularOrDir))
 		case err == nil && st.IsDir() && !image.IsLayout(spec):
 			if err := payloadSubdir(flag, spec); err != nil {
 				return nil, payloadSource{}, err

@@ -18,6 +18,7 @@ import (
 	"github.com/payload-apply/payload-apply/lib/image"
 	"github.com/payload-apply/payload-apply/lib/manifest"
 	"github.com/payload-apply/payload-apply/lib/overlay"
+	"github.com/payload-apply/payload-apply/lib/safefs"
 	"github.com/payload-apply/payload-apply/plan"
 	"github.com/payload-apply/payload-apply/profiles"
 )
@@ -225,9 +226,10 @@ func imageLabels(fsys fs.FS) map[string]string {
 }
 
 // readFlagFile reads a file named by a flag, refusing one above the
-// manifest file size limit.
+// manifest file size limit, and a named pipe, device or socket without
+// opening it (lib/safefs).
 func readFlagFile(name string) ([]byte, error) {
-	f, err := os.Open(name)
+	f, err := safefs.Open(name, safefs.Regular)
 	if err != nil {
 		return nil, err
 	}

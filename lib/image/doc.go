@@ -23,6 +23,6 @@
 // no client-go, and nothing from this module (the payload model sits above
 // it and reads the result through io/fs).
 //
-// May import: nothing.
+// May import: lib/safefs.
 // Cluster I/O: none.
 package image

@@ -18,6 +18,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/partial"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/payload-apply/payload-apply/lib/safefs"
 )
 
 // maxMetadataSize bounds index.json, manifest.json, image manifests and
@@ -77,7 +79,7 @@ type blobSource interface {
 type dirBlobs string
 
 func (d dirBlobs) open(name string) (io.ReadCloser, int64, error) {
-	f, err := os.Open(filepath.Join(string(d), filepath.FromSlash(name)))
+	f, err := safefs.Open(filepath.Join(string(d), filepath.FromSlash(name)), safefs.Regular)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -97,7 +99,7 @@ func (d dirBlobs) open(name string) (io.ReadCloser, int64, error) {
 type tarBlobs string
 
 func (t tarBlobs) open(name string) (io.ReadCloser, int64, error) {
-	f, err := os.Open(string(t))
+	f, err := safefs.Open(string(t), safefs.Regular)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -300,7 +302,7 @@ func (v *verifyReader) Close() error { return v.c.Close() }
 // openTarball scans a tar's headers, refusing hostile ones, and opens it
 // as an OCI archive or a docker-archive tarball.
 func openTarball(file string, opts LoadOptions) (v1.Image, error) {
-	f, err := os.Open(file)
+	f, err := safefs.Open(file, safefs.Regular)
 	if err != nil {
 		return nil, err
 	}
@@ -350,7 +352,7 @@ func openTarball(file string, opts LoadOptions) (v1.Image, error) {
 	case names["oci-layout"] && names["index.json"]:
 		return openLayout(tarBlobs(file))
 	case names["manifest.json"]:
-		img, err := tarball.ImageFromPath(file, nil)
+		img, err := tarball.Image(func() (io.ReadCloser, error) { return safefs.Open(file, safefs.Regular) }, nil)
 		if err != nil {
 			return nil, fmt.Errorf("docker-archive: %w", err)
 		}

@@ -19,6 +19,6 @@
 // sigs.k8s.io/yaml and sigs.k8s.io/json) only. It performs no I/O beyond what
 // its callers hand it, does no logging and never talks to a cluster.
 //
-// May import: nothing.
+// May import: lib/safefs.
 // Cluster I/O: none.
 package manifest

@@ -8,6 +8,7 @@ import (
 	"testing/fstest"
 
 	"github.com/payload-apply/payload-apply/internal/hostile"
+	"github.com/payload-apply/payload-apply/lib/safefs"
 )
 
 // billionLaughs is the YAML alias bomb: nine levels of nine aliases expand
@@ -91,15 +92,18 @@ func TestDefaultLimits(t *testing.T) {
 // endlessFS serves one file, "fifo", that never ends and has no size.
 type endlessFS struct{}
 
-type endless struct{}
+type endless struct{ info fs.FileInfo }
 
 func (endlessFS) Open(name string) (fs.File, error) {
-	if name != "fifo" {
-		return nil, fs.ErrNotExist
+	switch name {
+	case "fifo":
+		return endless{fifoInfo{}}, nil
+	case "growing":
+		return endless{regularInfo{}}, nil
 	}
-	return endless{}, nil
+	return nil, fs.ErrNotExist
 }
-func (endless) Stat() (fs.FileInfo, error) { return fifoInfo{}, nil }
+func (e endless) Stat() (fs.FileInfo, error) { return e.info, nil }
 func (endless) Read(p []byte) (int, error) {
 	for i := range p {
 		p[i] = 'x'
@@ -112,6 +116,13 @@ type fifoInfo struct{ fs.FileInfo }
 
 func (fifoInfo) Mode() fs.FileMode { return fs.ModeNamedPipe }
 
+// regularInfo is a regular file that says it is empty (a file that grows
+// while it is read).
+type regularInfo struct{ fs.FileInfo }
+
+func (regularInfo) Mode() fs.FileMode { return 0 }
+func (regularInfo) Size() int64       { return 0 }
+
 func TestReadFile(t *testing.T) {
 	fsys := fstest.MapFS{"small": {Data: []byte("12345")}, "big": {Data: make([]byte, 100)}}
 	tests := []struct {
@@ -123,7 +134,8 @@ func TestReadFile(t *testing.T) {
 	}{
 		{"within the limit", fsys, "small", 5, ""},
 		{"above the limit, size known", fsys, "big", 99, "file size 100 bytes exceeds the limit of 99"},
-		{"endless, size unknown", endlessFS{}, "fifo", 1000, "file size 1001 bytes exceeds the limit of 1000"},
+		{"endless regular file, size unknown", endlessFS{}, "growing", 1000, "file size 1001 bytes exceeds the limit of 1000"},
+		{"named pipe", endlessFS{}, "fifo", 1000, "not a regular file: a named pipe (FIFO)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -134,8 +146,8 @@ func TestReadFile(t *testing.T) {
 				}
 				return
 			}
-			if err == nil || err.Error() != tc.want || !errors.Is(err, ErrLimit) {
-				t.Fatalf("error %v, want %q wrapping ErrLimit", err, tc.want)
+			if err == nil || err.Error() != tc.want || !(errors.Is(err, ErrLimit) || errors.Is(err, safefs.ErrSpecialFile)) {
+				t.Fatalf("error %v, want %q wrapping ErrLimit or safefs.ErrSpecialFile", err, tc.want)
 			}
 		})
 	}

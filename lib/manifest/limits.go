@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+
+	"github.com/payload-apply/payload-apply/lib/safefs"
 )
 
 // Limits bound what Parse accepts from one file, so that a hostile
@@ -109,21 +111,39 @@ func tooDeep(v any, max int) bool {
 // ReadFile reads name from fsys, refusing a file above max bytes (0:
 // DefaultLimits().MaxFileSize) with a *LimitError before reading it when
 // its size is known, and after reading max+1 bytes otherwise, so that a
-// huge file or an endless one (a device, a FIFO) costs at most max+1 bytes.
+// huge file costs at most max+1 bytes. Anything but a regular file (a
+// named pipe, a device, a socket, a directory) is refused with a
+// *safefs.SpecialFileError: before it is opened when fsys can stat
+// (fs.StatFS; lib/safefs.Dir also opens without blocking), else once it
+// is open, before it is read.
 func ReadFile(fsys fs.FS, name string, max int64) ([]byte, error) {
 	if max <= 0 {
 		max = DefaultLimits().MaxFileSize
+	}
+	if sfs, ok := fsys.(fs.StatFS); ok {
+		st, err := sfs.Stat(name)
+		if err != nil {
+			return nil, err
+		}
+		if !st.Mode().IsRegular() {
+			return nil, &safefs.SpecialFileError{Mode: st.Mode()}
+		}
 	}
 	f, err := fsys.Open(name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	size := int64(-1)
-	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
-		if size = st.Size(); size > max {
-			return nil, &LimitError{What: "file size", Size: size, Limit: max}
-		}
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, &safefs.SpecialFileError{Mode: st.Mode()}
+	}
+	size := st.Size()
+	if size > max {
+		return nil, &LimitError{What: "file size", Size: size, Limit: max}
 	}
 	var data []byte
 	if size >= 0 {
