@@ -1,6 +1,7 @@
 package payload_test
 
 import (
+	"context"
 	"io/fs"
 	"sort"
 	"strings"
@@ -149,7 +150,7 @@ func TestAssembleNaming(t *testing.T) {
 				t.Errorf("skipped (-want +got):\n%s", diff)
 			}
 			// The result loads, and its metadata agrees with itself.
-			p, err := payload.Load(a.FS(), payload.LoadOptions{})
+			p, err := payload.Load(context.Background(), a.FS(), payload.LoadOptions{})
 			if err != nil {
 				t.Fatalf("Load: %v", err)
 			}

@@ -1,6 +1,7 @@
 package payload
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -76,7 +77,7 @@ func TestLoadHostile(t *testing.T) {
 				name string
 				fs   fs.FS
 			}{{"DirFS", os.DirFS(dir)}, {"Root", r.FS()}} {
-				p, err := Load(fsys.fs, tc.opts)
+				p, err := Load(context.Background(), fsys.fs, tc.opts)
 				if err == nil {
 					t.Fatalf("%s: no error", fsys.name)
 				}
@@ -113,7 +114,7 @@ func TestLoadFollowsLinksInside(t *testing.T) {
 		"release-manifests/0000_10_a_y.yaml": "-> ./sub/../0000_10_a_x.yaml",
 		"release-manifests/sub/.placeholder": "",
 	})
-	p, err := Load(os.DirFS(dir), LoadOptions{})
+	p, err := Load(context.Background(), os.DirFS(dir), LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

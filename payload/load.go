@@ -2,6 +2,7 @@ package payload
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -71,6 +72,9 @@ type LoadOptions struct {
 	// do not use it (what they parse to depends on their rendering). Nil:
 	// every file is parsed.
 	Parsed ParseCache
+	// Template bounds the work of rendering each manifests/ template
+	// (zero fields: DefaultTemplateLimits).
+	Template TemplateLimits
 }
 
 // ParseCache keeps what the manifest files of one payload parse to (see
@@ -195,11 +199,22 @@ func IsManifestFile(name string) bool {
 // *manifest.ParseError per bad document or file. With such an error the
 // returned Payload still holds everything that did load (validate reports
 // on it); it is nil only when the payload could not be read at all.
-func Load(fsys fs.FS, opts LoadOptions) (*Payload, error) {
+//
+// Load notices ctx ending between files (reading, parsing) and within a
+// template's execution, and returns ctx's error (and no Payload) then.
+func Load(ctx context.Context, fsys fs.FS, opts LoadOptions) (*Payload, error) {
+	p, err := load(ctx, fsys, opts)
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return nil, fmt.Errorf("loading the payload: %w", ctxErr)
+	}
+	return p, err
+}
+
+func load(ctx context.Context, fsys fs.FS, opts LoadOptions) (*Payload, error) {
 	p := &Payload{opts: opts}
 	var errs []error
 	found := false
-	r := newReader(fsys, opts)
+	r := newReader(ctx, fsys, opts)
 
 	releaseEntries, err := fs.ReadDir(fsys, ReleaseManifestDir)
 	switch {
@@ -242,7 +257,7 @@ func Load(fsys fs.FS, opts LoadOptions) (*Payload, error) {
 	}
 	releaseFiles, errs := r.readAll(ReleaseManifestDir, releaseEntries, errs)
 
-	cvo, findings, renderErrs := p.renderTemplates(opts.ClusterProfile)
+	cvo, findings, renderErrs := p.renderTemplates(ctx, opts.ClusterProfile)
 	errs = append(errs, renderErrs...)
 	p.Findings = append(p.Findings, findings...)
 	p.rendered = renderedTemplates(p.cvoFiles, cvo)
@@ -250,15 +265,16 @@ func Load(fsys fs.FS, opts LoadOptions) (*Payload, error) {
 	for i, rf := range releaseFiles {
 		p.Files[len(cvo)+i] = &File{Path: rf.path, Data: rf.data, deferred: rf.deferred}
 	}
-	errs = append(errs, parseFiles(p.Files, opts, p.rendered)...)
+	errs = append(errs, parseFiles(ctx, p.Files, opts, p.rendered)...)
 	return p, errors.Join(errs...)
 }
 
 // WithProfile returns the payload as a cluster of another profile sees it:
 // the manifests/ templates are rendered again with {{.ClusterProfile}} set to
 // profile; release-manifests/ are shared, not parsed again. A payload loaded
-// for one selection (LoadOptions.Only) has no other profile.
-func (p *Payload) WithProfile(profile string) (*Payload, error) {
+// for one selection (LoadOptions.Only) has no other profile. ctx ending
+// stops it with ctx's error.
+func (p *Payload) WithProfile(ctx context.Context, profile string) (*Payload, error) {
 	if profile == p.profile() {
 		return p, nil
 	}
@@ -267,7 +283,7 @@ func (p *Payload) WithProfile(profile string) (*Payload, error) {
 	}
 	q := *p
 	q.opts.ClusterProfile = profile
-	cvo, findings, renderErrs := q.renderTemplates(profile)
+	cvo, findings, renderErrs := q.renderTemplates(ctx, profile)
 	if len(renderErrs) > 0 {
 		return nil, errors.Join(renderErrs...)
 	}
@@ -291,7 +307,7 @@ func (p *Payload) WithProfile(profile string) (*Payload, error) {
 		}
 		parse = append(parse, f)
 	}
-	if errs := parseFiles(parse, p.opts, q.rendered); len(errs) > 0 {
+	if errs := parseFiles(ctx, parse, p.opts, q.rendered); len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
 	// The templated files come first in load order; keep the rest as they are.
@@ -351,10 +367,10 @@ func (p *Payload) profile() string {
 
 // parseFiles parses files in parallel, each result in its own slot, and
 // returns the errors in file order. It drops the files' Data unless
-// opts.KeepData.
-// parseFiles parses files (those of templated, manifests/ templates, never
-// through opts.Parsed).
-func parseFiles(files []*File, opts LoadOptions, templated map[string][]byte) []error {
+// opts.KeepData. Files of templated (manifests/ templates) are never
+// parsed through opts.Parsed. When ctx ends it parses no more files and
+// returns ctx's error.
+func parseFiles(ctx context.Context, files []*File, opts LoadOptions, templated map[string][]byte) []error {
 	parallelism := opts.Parallelism
 	if parallelism <= 0 {
 		parallelism = runtime.GOMAXPROCS(0)
@@ -367,6 +383,9 @@ func parseFiles(files []*File, opts LoadOptions, templated map[string][]byte) []
 		go func() {
 			defer wg.Done()
 			for i := range next {
+				if ctx.Err() != nil {
+					continue
+				}
 				_, isTemplate := templated[files[i].Path]
 				cached := opts.Parsed != nil && !isTemplate
 				hit := false
@@ -397,10 +416,16 @@ func parseFiles(files []*File, opts LoadOptions, templated map[string][]byte) []
 		}()
 	}
 	for i := range files {
+		if ctx.Err() != nil {
+			break
+		}
 		next <- i
 	}
 	close(next)
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return []error{err}
+	}
 	return slices.DeleteFunc(errs, func(e error) bool { return e == nil })
 }
 

@@ -1,6 +1,7 @@
 package payload
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -48,7 +49,7 @@ func TestLoad(t *testing.T) {
 		"manifests/0000_00_cvo_broken.yaml":          cmYAML("broken") + "data:\n  x: \"{{.NoSuchField}}\"\n",
 		"manifests/0000_90_cvo_escaped.yaml":         cmYAML("escaped") + "data:\n  expr: '{{`{{ $labels.x }}`}}'\n",
 	})
-	p, err := Load(fsys, LoadOptions{ClusterProfile: "single-node-developer"})
+	p, err := Load(context.Background(), fsys, LoadOptions{ClusterProfile: "single-node-developer"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +81,7 @@ func TestLoad(t *testing.T) {
 		t.Errorf("release = %+v", p.Release)
 	}
 
-	q, err := p.WithProfile("hypershift")
+	q, err := p.WithProfile(context.Background(), "hypershift")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +118,7 @@ func TestLoadErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Load(testFS(tc.files), LoadOptions{})
+			_, err := Load(context.Background(), testFS(tc.files), LoadOptions{})
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -139,7 +140,7 @@ func TestSelectDuplicates(t *testing.T) {
 		"release-manifests/0000_20_b_dup.yaml":   cmYAML("dup"),
 		"release-manifests/0000_20_b_dup-2.yaml": cmYAML("dup"),
 	})
-	p, err := Load(fsys, LoadOptions{})
+	p, err := Load(context.Background(), fsys, LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,15 +172,15 @@ func TestWithProfileReusesFiles(t *testing.T) {
 		"release-manifests/0000_50_b_x.yaml":   cmYAML("b"),
 	})
 	for _, keep := range []bool{false, true} {
-		p, err := Load(fsys, LoadOptions{KeepData: keep})
+		p, err := Load(context.Background(), fsys, LoadOptions{KeepData: keep})
 		if err != nil {
 			t.Fatal(err)
 		}
-		q, err := p.WithProfile("single-node-developer")
+		q, err := p.WithProfile(context.Background(), "single-node-developer")
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := q.WithProfile("hypershift")
+		r, err := q.WithProfile(context.Background(), "hypershift")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -191,7 +192,7 @@ func TestWithProfileReusesFiles(t *testing.T) {
 				t.Errorf("KeepData %v: %s shared by the second WithProfile: %v, want %v", keep, q.Files[i].Path, got, want)
 			}
 		}
-		fresh, err := Load(fsys, LoadOptions{ClusterProfile: "hypershift", KeepData: keep})
+		fresh, err := Load(context.Background(), fsys, LoadOptions{ClusterProfile: "hypershift", KeepData: keep})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -219,7 +220,7 @@ func TestLoadOnly(t *testing.T) {
 	})
 	set := "Default"
 	sel := &manifest.Selector{Profiles: []string{profiles.Default}, FeatureSet: &set}
-	p, err := Load(fsys, LoadOptions{Only: sel})
+	p, err := Load(context.Background(), fsys, LoadOptions{Only: sel})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +243,7 @@ func TestLoadOnly(t *testing.T) {
 	if _, err := p.Select(&manifest.Selector{Profiles: []string{profiles.Default}, FeatureSet: &other}); err == nil {
 		t.Error("Select with another selector: no error")
 	}
-	if _, err := p.WithProfile("hypershift"); err == nil {
+	if _, err := p.WithProfile(context.Background(), "hypershift"); err == nil {
 		t.Error("WithProfile: no error")
 	}
 }

@@ -1,6 +1,7 @@
 package payload
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -23,6 +24,7 @@ var ErrLinkEscapes = errors.New("symbolic link leads outside the payload directo
 // symbolic links that lead outside the payload. Errors are
 // *manifest.ParseError naming the file.
 type reader struct {
+	ctx      context.Context
 	fsys     fs.FS
 	limits   manifest.Limits
 	maxTotal int64
@@ -34,8 +36,8 @@ type reader struct {
 	skip func(name string) bool
 }
 
-func newReader(fsys fs.FS, opts LoadOptions) *reader {
-	r := &reader{fsys: fsys, limits: opts.Limits, maxTotal: opts.MaxPayloadSize, maxFiles: opts.MaxFiles}
+func newReader(ctx context.Context, fsys fs.FS, opts LoadOptions) *reader {
+	r := &reader{ctx: ctx, fsys: fsys, limits: opts.Limits, maxTotal: opts.MaxPayloadSize, maxFiles: opts.MaxFiles}
 	if r.limits.MaxFileSize <= 0 {
 		r.limits.MaxFileSize = manifest.DefaultLimits().MaxFileSize
 	}
@@ -126,7 +128,7 @@ func (r *reader) read(name string, size int64, links bool) ([]byte, error) {
 func (r *reader) readAll(dir string, entries []fs.DirEntry, errs []error) ([]rawFile, []error) {
 	var out []rawFile
 	for _, e := range entries {
-		if r.full {
+		if r.full || r.ctx.Err() != nil {
 			break
 		}
 		if e.IsDir() || !IsManifestFile(e.Name()) {

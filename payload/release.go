@@ -2,6 +2,7 @@ package payload
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -82,7 +83,7 @@ func loadMetadata(r *reader) (*Release, *imagev1.ImageStream, []error) {
 // Load does, without loading the rest: nil and no error when the payload
 // has no release-manifests/.
 func ReadRelease(fsys fs.FS) (*Release, error) {
-	data, err := newReader(fsys, LoadOptions{}).read(ReleaseManifestDir+"/"+ReleaseMetadataFile, -1, true)
+	data, err := newReader(context.Background(), fsys, LoadOptions{}).read(ReleaseManifestDir+"/"+ReleaseMetadataFile, -1, true)
 	if errors.Is(err, fs.ErrNotExist) {
 		if _, dirErr := fs.Stat(fsys, ReleaseManifestDir); errors.Is(dirErr, fs.ErrNotExist) {
 			return nil, nil

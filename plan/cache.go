@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"context"
+	"errors"
 	"sync"
 
 	"github.com/payload-apply/payload-apply/lib/manifest"
@@ -83,12 +85,23 @@ func (c *Cache) embeddedProfiles() (*profiles.Set, error) {
 	return c.embedded, nil
 }
 
-// withProfile is p.WithProfile(profile), once per payload and profile.
-func (c *Cache) withProfile(p *payload.Payload, profile string) (*payload.Payload, error) {
+// withProfile is p.WithProfile(ctx, profile), once per payload and
+// profile. A result that ctx ending cut short is not kept.
+func (c *Cache) withProfile(ctx context.Context, p *payload.Payload, profile string) (*payload.Payload, error) {
 	if c == nil {
-		return p.WithProfile(profile)
+		return p.WithProfile(ctx, profile)
 	}
-	return entry(&c.mu, c.profiles, profileKey{p, profile}).get(func() (*payload.Payload, error) { return p.WithProfile(profile) })
+	key := profileKey{p, profile}
+	e := entry(&c.mu, c.profiles, key)
+	q, err := e.get(func() (*payload.Payload, error) { return p.WithProfile(ctx, profile) })
+	if err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		c.mu.Lock()
+		if c.profiles[key] == e {
+			delete(c.profiles, key)
+		}
+		c.mu.Unlock()
+	}
+	return q, err
 }
 
 // overlayCache returns the overlay cache (nil for a nil Cache).

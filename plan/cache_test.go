@@ -35,7 +35,7 @@ func renderAll(t *testing.T, p *Plan) string {
 // profile and feature set, once without a Cache, one after the other, and
 // once all at the same time with one shared Cache: the outputs are the same.
 func TestCacheGivesTheSamePlans(t *testing.T) {
-	p, err := payload.Load(os.DirFS(realpayload.Dir(t)), payload.LoadOptions{})
+	p, err := payload.Load(context.Background(), os.DirFS(realpayload.Dir(t)), payload.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestLeanGivesTheSamePlans(t *testing.T) {
 	crc := crcOptions(t)
 	cases = append(cases, tc{"embedded/crc", crc, crc})
 	real := os.DirFS(realpayload.Dir(t))
-	loaded, err := payload.Load(real, payload.LoadOptions{})
+	loaded, err := payload.Load(context.Background(), real, payload.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

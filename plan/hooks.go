@@ -51,24 +51,46 @@ func DefaultHooks(c Components) []component.Hook {
 // fsys in name order, as the installer's openshift/ directory holds admin
 // manifests. Their File is "extra/<name>"; a name that follows
 // 0000_<NN>_<component>_ places them at that run level, any other runs after
-// the payload. Every bad document is reported.
-func LoadExtraManifests(fsys fs.FS) ([]*manifest.Manifest, error) {
+// the payload. Every bad document is reported. The payload's bounds hold
+// here too: files above the file size limit, more than
+// payload.DefaultMaxFiles files, more than payload.DefaultMaxPayloadSize
+// bytes in all, and anything but regular files are refused. ctx ending
+// stops it between files.
+func LoadExtraManifests(ctx context.Context, fsys fs.FS) ([]*manifest.Manifest, error) {
 	entries, err := fs.ReadDir(fsys, ".")
 	if err != nil {
 		return nil, fmt.Errorf("extra manifests: %w", err)
 	}
+	n := 0
+	for _, e := range entries {
+		if !e.IsDir() && payload.IsManifestFile(e.Name()) {
+			n++
+		}
+	}
+	if n > payload.DefaultMaxFiles {
+		return nil, &manifest.ParseError{File: ExtraDir, Doc: -1, Err: &manifest.LimitError{What: "file count", Size: int64(n), Limit: payload.DefaultMaxFiles}}
+	}
 	var out []*manifest.Manifest
 	var errs []error
+	var total int64
 	for _, e := range entries {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		if e.IsDir() || !payload.IsManifestFile(e.Name()) {
 			continue
 		}
+		name := path.Join(ExtraDir, e.Name())
 		data, err := manifest.ReadFile(fsys, e.Name(), 0)
 		if err != nil {
-			errs = append(errs, &manifest.ParseError{File: path.Join(ExtraDir, e.Name()), Doc: -1, Err: err})
+			errs = append(errs, &manifest.ParseError{File: name, Doc: -1, Err: err})
 			continue
 		}
-		ms, err := manifest.Parse(path.Join(ExtraDir, e.Name()), data, manifest.ParseOptions{})
+		if total += int64(len(data)); total > payload.DefaultMaxPayloadSize {
+			errs = append(errs, &manifest.ParseError{File: name, Doc: -1, Err: &manifest.LimitError{What: "payload size", Size: total, Limit: payload.DefaultMaxPayloadSize}})
+			break
+		}
+		ms, err := manifest.Parse(name, data, manifest.ParseOptions{})
 		errs = append(errs, err)
 		for i := range ms {
 			out = append(out, &ms[i])

@@ -36,7 +36,7 @@ func BenchmarkRenderMatrix(b *testing.B) {
 		return len(pl.Objects), pl.WriteYAML(io.Discard)
 	}
 	load := func(b *testing.B) *payload.Payload {
-		p, err := payload.Load(fsys, payload.LoadOptions{})
+		p, err := payload.Load(context.Background(), fsys, payload.LoadOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -40,11 +41,11 @@ func findOverlays(p *profiles.Profile, sources []overlay.Source) ([]*overlay.Ove
 
 // applyOverlays runs the overlay stage over the included objects. With no
 // overlays it returns them as they are.
-func applyOverlays(c *overlay.Cache, included []*manifest.Manifest, ovs []*overlay.Overlay) (*overlay.Result, error) {
+func applyOverlays(ctx context.Context, c *overlay.Cache, included []*manifest.Manifest, ovs []*overlay.Overlay) (*overlay.Result, error) {
 	if len(ovs) == 0 {
 		return &overlay.Result{Objects: included}, nil
 	}
-	res, err := c.Apply(included, ovs)
+	res, err := c.Apply(ctx, included, ovs)
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +71,7 @@ func newOverlayChecker(opts Options) *overlayChecker {
 }
 
 // check runs the overlay stage of r's profile over included.
-func (c *overlayChecker) check(r *resolved, included []*manifest.Manifest) []manifest.Finding {
+func (c *overlayChecker) check(ctx context.Context, r *resolved, included []*manifest.Manifest) []manifest.Finding {
 	if len(r.merged.Overlays) == 0 {
 		return nil
 	}
@@ -85,7 +86,7 @@ func (c *overlayChecker) check(r *resolved, included []*manifest.Manifest) []man
 	c.built[key.String()] = true
 	ovs, err := findOverlays(r.merged, c.sources)
 	if err == nil {
-		_, err = applyOverlays(c.cache, included, ovs)
+		_, err = applyOverlays(ctx, c.cache, included, ovs)
 	}
 	what := fmt.Sprintf("profile %s, feature set %s", r.profile, FeatureSetLabel(r.featureSet))
 	var out []manifest.Finding

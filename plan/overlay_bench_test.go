@@ -18,7 +18,7 @@ import (
 // Deployment, and single-node-developer applies its embedded overlay.
 // docs/benchmarks.md reports the ratio.
 func BenchmarkRenderOverlays(b *testing.B) {
-	loaded, err := payload.Load(os.DirFS(realpayload.Dir(b)), payload.LoadOptions{})
+	loaded, err := payload.Load(context.Background(), os.DirFS(realpayload.Dir(b)), payload.LoadOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -2,6 +2,8 @@ package plan
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io/fs"
 
 	configv1 "github.com/openshift/api/config/v1"
@@ -88,6 +90,14 @@ type Options struct {
 	// Hooks are the component render hooks, run in order. Nil:
 	// DefaultHooks(Components).
 	Hooks []component.Hook
+
+	// TemplateLimits bound the work of each manifests/ template (zero
+	// fields: payload.DefaultTemplateLimits).
+	TemplateLimits payload.TemplateLimits
+	// OnPhase, when set, is told as each phase of the pipeline starts
+	// (for progress and logs); it is called from the goroutine of Build
+	// or Validate.
+	OnPhase func(Phase)
 }
 
 // Plan is the outcome of Build.
@@ -142,10 +152,28 @@ type Plan struct {
 // (which see ctx), the duplicate check and the graph. Errors name the file
 // and document where there is one; several problems are joined.
 func Build(ctx context.Context, opts Options) (*Plan, error) {
-	r, err := resolve(opts)
+	pl, err := build(ctx, opts)
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return nil, interrupted(err, ctxErr)
+	}
+	return pl, err
+}
+
+// interrupted is the error of a Build or Validate that ctx stopped: ctx's
+// error, with the phase it stopped (when err says) in front.
+func interrupted(err, ctxErr error) error {
+	if err != nil && errors.Is(err, ctxErr) {
+		return err
+	}
+	return fmt.Errorf("planning: %w", ctxErr)
+}
+
+func build(ctx context.Context, opts Options) (*Plan, error) {
+	r, err := resolve(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
+	phase(ctx, opts, PhaseSelect)
 	selection, err := r.payload.Select(r.selector)
 	if err != nil {
 		return nil, err
@@ -168,7 +196,8 @@ func Build(ctx context.Context, opts Options) (*Plan, error) {
 		if pl.Overlays, err = findOverlays(r.merged, overlaySources(opts)); err != nil {
 			return nil, err
 		}
-		res, err := applyOverlays(opts.Cache.overlayCache(), objs, pl.Overlays)
+		phase(ctx, opts, PhaseOverlay)
+		res, err := applyOverlays(ctx, opts.Cache.overlayCache(), objs, pl.Overlays)
 		if err != nil {
 			return nil, err
 		}
@@ -182,7 +211,8 @@ func Build(ctx context.Context, opts Options) (*Plan, error) {
 	objs = append(objs[:len(objs):len(objs)], cm)
 
 	if opts.ExtraManifests != nil {
-		if pl.Extra, err = LoadExtraManifests(opts.ExtraManifests); err != nil {
+		phase(ctx, opts, PhaseExtra)
+		if pl.Extra, err = LoadExtraManifests(ctx, opts.ExtraManifests); err != nil {
 			return nil, err
 		}
 	}
@@ -208,6 +238,10 @@ func Build(ctx context.Context, opts Options) (*Plan, error) {
 		FeatureGates:       r.selector.FeatureGates,
 		ReleaseVersion:     version,
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	phase(ctx, opts, PhaseComponents)
 	final, findings, steps, err := runHooks(ctx, hooks, in)
 	if err != nil {
 		return nil, err
@@ -217,6 +251,10 @@ func Build(ctx context.Context, opts Options) (*Plan, error) {
 	if err := payload.CheckDuplicates(final); err != nil {
 		return nil, err
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	phase(ctx, opts, PhaseGraph)
 	if pl.Graph, err = payload.NewTaskGraph(final, payload.GraphOptions{Steps: stepPlacements(steps)}); err != nil {
 		return nil, err
 	}
@@ -252,7 +290,7 @@ type resolved struct {
 	selector   *manifest.Selector
 }
 
-func resolve(opts Options) (*resolved, error) {
+func resolve(ctx context.Context, opts Options) (*resolved, error) {
 	set := opts.Profiles
 	if set == nil {
 		var err error
@@ -292,10 +330,12 @@ func resolve(opts Options) (*resolved, error) {
 				}
 			}
 		}
-		if p, err = payload.Load(fsys, lopts); err != nil {
+		lopts.Template = opts.TemplateLimits
+		phase(ctx, opts, PhaseLoad)
+		if p, err = payload.Load(ctx, fsys, lopts); err != nil {
 			return nil, err
 		}
-	} else if p, err = opts.Cache.withProfile(p, profile); err != nil {
+	} else if p, err = opts.Cache.withProfile(ctx, p, profile); err != nil {
 		return nil, err
 	}
 	featureSet, sel, err := selector(opts, chain, gateProfile, p.Release)

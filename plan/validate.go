@@ -44,6 +44,14 @@ type ValidateOptions struct {
 // options, an opts.Loaded payload loaded without payload.LoadOptions.KeepData,
 // ctx ending).
 func Validate(ctx context.Context, opts Options, vopts ValidateOptions) ([]manifest.Finding, error) {
+	findings, err := validate(ctx, opts, vopts)
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return nil, interrupted(err, ctxErr)
+	}
+	return findings, err
+}
+
+func validate(ctx context.Context, opts Options, vopts ValidateOptions) ([]manifest.Finding, error) {
 	release, labels := vopts.Release, vopts.Labels
 	set := opts.Profiles
 	if set == nil {
@@ -60,7 +68,8 @@ func Validate(ctx context.Context, opts Options, vopts ValidateOptions) ([]manif
 	var findings []manifest.Finding
 	if p == nil {
 		var err error
-		p, err = payload.Load(fsys, payload.LoadOptions{ReleaseImage: opts.ReleaseImage, ClusterProfile: opts.Profile, KeepData: true, Parsed: opts.Parsed})
+		phase(ctx, opts, PhaseLoad)
+		p, err = payload.Load(ctx, fsys, payload.LoadOptions{ReleaseImage: opts.ReleaseImage, ClusterProfile: opts.Profile, KeepData: true, Parsed: opts.Parsed, Template: opts.TemplateLimits})
 		if p == nil {
 			return nil, err
 		}
@@ -73,8 +82,12 @@ func Validate(ctx context.Context, opts Options, vopts ValidateOptions) ([]manif
 		opts.Cache = NewCache()
 	}
 
+	phase(ctx, opts, PhaseValidate)
 	linter := manifest.NewLinter(set.Names())
 	for _, f := range p.Files {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		if f.Data == nil && len(f.Manifests) > 0 {
 			return nil, fmt.Errorf("%s: the payload was loaded without its text (payload.LoadOptions.KeepData): cannot lint it", f.Path)
 		}
@@ -118,7 +131,7 @@ func Validate(ctx context.Context, opts Options, vopts ValidateOptions) ([]manif
 // with no bundle) in a plan of the selection opts names (the default one
 // when it names none).
 func extraFindings(ctx context.Context, p *payload.Payload, opts Options) []manifest.Finding {
-	if _, err := LoadExtraManifests(opts.ExtraManifests); err != nil {
+	if _, err := LoadExtraManifests(ctx, opts.ExtraManifests); err != nil {
 		return errorFindings(err)
 	}
 	opts.Loaded = p
@@ -187,13 +200,13 @@ func duplicateFindings(ctx context.Context, p *payload.Payload, set *profiles.Se
 			}
 			o := opts
 			o.Loaded, o.Profile, o.FeatureSet, o.Profiles = p, prof, fs, set
-			r, err := resolve(o)
+			r, err := resolve(ctx, o)
 			if err != nil {
 				return nil, err
 			}
 			sel, err := r.payload.Select(r.selector)
 			if err == nil {
-				out = append(out, overlays.check(r, sel.Included)...)
+				out = append(out, overlays.check(ctx, r, sel.Included)...)
 				continue
 			}
 			for _, e := range flatten(err) {

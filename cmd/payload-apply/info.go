@@ -86,7 +86,7 @@ func (o *infoOptions) describe(ctx context.Context, flag, spec string) (*release
 	if src.Parsed != nil {
 		lopts.Parsed = src.Parsed
 	}
-	p, err := payload.Load(fsys, lopts)
+	p, err := payload.Load(ctx, fsys, lopts)
 	if p == nil {
 		return nil, fmt.Errorf("%s %s: %w", flag, spec, err)
 	}

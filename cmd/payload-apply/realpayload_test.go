@@ -263,7 +263,7 @@ func renderList(t *testing.T, dir, profile, featureSet string) (string, []string
 func planReal(t *testing.T, dir, profile, featureSet string) *plan.Plan {
 	t.Helper()
 	if loadedReal == nil {
-		p, err := payload.Load(os.DirFS(dir), payload.LoadOptions{})
+		p, err := payload.Load(context.Background(), os.DirFS(dir), payload.LoadOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -80,7 +80,7 @@ type shape struct {
 
 func measure(t *testing.T, fsys fs.FS) shape {
 	t.Helper()
-	p, err := payload.Load(fsys, payload.LoadOptions{KeepData: true})
+	p, err := payload.Load(context.Background(), fsys, payload.LoadOptions{KeepData: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package manifest_test
 
 import (
+	"context"
 	"os"
 	"reflect"
 	"testing"
@@ -28,7 +29,7 @@ func sameManifest(t *testing.T, want, got *manifest.Manifest) {
 // TestParsedFormRoundTrip encodes every file of the real payload and
 // decodes it back to exactly what parsing gave.
 func TestParsedFormRoundTrip(t *testing.T) {
-	p, err := payload.Load(os.DirFS(realpayload.Dir(t)), payload.LoadOptions{})
+	p, err := payload.Load(context.Background(), os.DirFS(realpayload.Dir(t)), payload.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

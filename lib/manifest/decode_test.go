@@ -2,6 +2,7 @@ package manifest_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"reflect"
@@ -47,7 +48,7 @@ func sameDecode(t *testing.T, where string, fast, slow *manifest.Manifest) {
 // both ways and compares the results byte for byte; every object of the
 // real payload must take the direct path.
 func TestFastDecodeMatchesReference(t *testing.T) {
-	p, err := payload.Load(os.DirFS(realpayload.Dir(t)), payload.LoadOptions{KeepData: true})
+	p, err := payload.Load(context.Background(), os.DirFS(realpayload.Dir(t)), payload.LoadOptions{KeepData: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"time"
 
 	"github.com/payload-apply/payload-apply/lib/safefs"
 )
@@ -58,7 +59,9 @@ var ErrLimit = errors.New("limit exceeded")
 // LimitError says which limit a file or document exceeds.
 type LimitError struct {
 	// What names the limit: "file size", "document size", "payload size",
-	// "file count" or "depth".
+	// "file count", "depth", or one of a template's: "rendered file size",
+	// "template operations", "template time" (Size and Limit in
+	// nanoseconds), "template nesting", "template string size".
 	What string
 	// Size is what the input has (for "depth", Limit+1: the walk stops
 	// there), Limit the most allowed.
@@ -73,6 +76,16 @@ func (e *LimitError) Error() string {
 		return fmt.Sprintf("nested more than %d levels deep (the depth limit)", e.Limit)
 	case "file count":
 		return fmt.Sprintf("more than %d files (the file count limit)", e.Limit)
+	case "template operations":
+		return fmt.Sprintf("template execution stopped after %d operations (loop iterations, template and function calls; the operation limit)", e.Limit)
+	case "template time":
+		return fmt.Sprintf("template execution stopped after %s (the time limit)", time.Duration(e.Limit))
+	case "template call depth":
+		return fmt.Sprintf("template calls nested more than %d deep (text/template's limit)", e.Limit)
+	case "template nesting":
+		return fmt.Sprintf("template control structures nested more than %d levels deep (the nesting limit)", e.Limit)
+	case "template string size":
+		return fmt.Sprintf("template function would build a string of %d bytes, above the limit of %d", e.Size, e.Limit)
 	}
 	return fmt.Sprintf("%s %d bytes exceeds the limit of %d", e.What, e.Size, e.Limit)
 }

@@ -2,6 +2,7 @@ package manifest_test
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"strings"
 	"testing"
@@ -28,7 +29,7 @@ func sameYAML(t *testing.T, where string, obj map[string]any) {
 // generated one (not under -race), and the decode cases, encode as
 // sigs.k8s.io/yaml does.
 func TestMarshalYAMLMatches(t *testing.T) {
-	p, err := payload.Load(os.DirFS(realpayload.Dir(t)), payload.LoadOptions{})
+	p, err := payload.Load(context.Background(), os.DirFS(realpayload.Dir(t)), payload.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package overlay
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -14,6 +15,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
@@ -113,8 +115,13 @@ type Result struct {
 // target gets only the objects some target may select (see narrowing):
 // kustomize leaves the others as they are, so they pass through without
 // the cost of a build.
-func Apply(objs []*manifest.Manifest, overlays []*Overlay) (*Result, error) {
-	return (*Cache)(nil).apply(objs, overlays, true)
+//
+// ctx is looked at between overlays and between objects; a kustomize
+// build, which cannot be stopped, is left to finish in the background when
+// ctx ends during it (the next build waits for it), and Apply returns
+// ctx's error at once.
+func Apply(ctx context.Context, objs []*manifest.Manifest, overlays []*Overlay) (*Result, error) {
+	return (*Cache)(nil).apply(ctx, objs, overlays, true)
 }
 
 // prepared is an overlay copied into kustomize's in-memory file system,
@@ -147,12 +154,15 @@ func (o *Overlay) prepare() (*prepared, error) {
 }
 
 // build runs kustomize over in and says what became of each object.
-func (o *Overlay) build(mem *prepared, in []state) (*cacheEntry, error) {
+func (o *Overlay) build(ctx context.Context, mem *prepared, in []state) (*cacheEntry, error) {
 	fail := func(format string, args ...any) error {
 		return &Error{File: o.File, Err: fmt.Errorf(format, args...)}
 	}
 	var input bytes.Buffer
 	for i, s := range in {
+		if i%256 == 0 && ctx.Err() != nil {
+			return nil, fail("kustomize build: %w", ctx.Err())
+		}
 		data, err := tagged(s.m.Obj.Object, i)
 		if err != nil {
 			return nil, fail("%s: %s: encode: %w", s.m.Position(), s.m.ID(), err)
@@ -161,18 +171,9 @@ func (o *Overlay) build(mem *prepared, in []state) (*cacheEntry, error) {
 		input.Write(data)
 		input.WriteByte('\n')
 	}
-	// The prepared copy may be shared (Cache): write the objects and build
-	// under the lock.
-	buildMu.Lock()
-	err := mem.fs.WriteFile(memRoot+"/"+InputFile, input.Bytes())
+	resMap, err := runKustomize(ctx, mem, input.Bytes())
 	if err != nil {
-		buildMu.Unlock()
-		return nil, fail("write the objects: %w", err)
-	}
-	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(mem.fs, memRoot)
-	buildMu.Unlock()
-	if err != nil {
-		return nil, fail("kustomize build: %w", err)
+		return nil, fail("%w", err)
 	}
 
 	e := &cacheEntry{in: in, out: make([]state, len(in))}
@@ -227,6 +228,43 @@ func (o *Overlay) build(mem *prepared, in []state) (*cacheEntry, error) {
 		}
 	}
 	return e, nil
+}
+
+// runKustomize writes input as the overlay's objects and builds it. The
+// prepared copy may be shared (Cache): the write and the build happen
+// under buildMu, in a goroutine of their own, so that when ctx ends while
+// the build runs (krusty has no way to stop it) the caller gets ctx's
+// error at once; the build finishes in the background and the next one
+// waits for it.
+func runKustomize(ctx context.Context, mem *prepared, input []byte) (resmap.ResMap, error) {
+	type result struct {
+		res resmap.ResMap
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		buildMu.Lock()
+		defer buildMu.Unlock()
+		if err := ctx.Err(); err != nil {
+			done <- result{err: fmt.Errorf("kustomize build: %w", err)}
+			return
+		}
+		if err := mem.fs.WriteFile(memRoot+"/"+InputFile, input); err != nil {
+			done <- result{err: fmt.Errorf("write the objects: %w", err)}
+			return
+		}
+		res, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(mem.fs, memRoot)
+		if err != nil {
+			err = fmt.Errorf("kustomize build: %w", err)
+		}
+		done <- result{res: res, err: err}
+	}()
+	select {
+	case r := <-done:
+		return r.res, r.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("kustomize build: %w", ctx.Err())
+	}
 }
 
 // copyTo copies the overlay's directory tree to memRoot in mem.

@@ -1,6 +1,7 @@
 package overlay_test
 
 import (
+	"context"
 	"fmt"
 	"io/fs"
 	"strings"
@@ -428,7 +429,7 @@ fieldSpecs:
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			in := inputs(t)
-			res, err := overlay.Apply(in, find(t, mapFS(tc.files), tc.overlays...))
+			res, err := overlay.Apply(context.Background(), in, find(t, mapFS(tc.files), tc.overlays...))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -583,7 +584,7 @@ func TestApplyErrors(t *testing.T) {
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := overlay.Apply(inputs(t), find(t, mapFS(tc.files), "o"))
+			_, err := overlay.Apply(context.Background(), inputs(t), find(t, mapFS(tc.files), "o"))
 			if err == nil {
 				t.Fatalf("no error, want %q", tc.wantErr)
 			}
@@ -683,7 +684,7 @@ func TestApplyConcurrent(t *testing.T) {
 	for i := range n {
 		go func() {
 			defer func() { done <- struct{}{} }()
-			res, err := overlay.Apply(in, ovs)
+			res, err := overlay.Apply(context.Background(), in, ovs)
 			if err != nil {
 				errs[i] = err
 				return

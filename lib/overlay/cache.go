@@ -1,6 +1,8 @@
 package overlay
 
 import (
+	"context"
+	"fmt"
 	"slices"
 	"sync"
 
@@ -97,19 +99,22 @@ func (c *Cache) store(key string, e *cacheEntry) {
 }
 
 // Apply is the package's Apply, remembering and reusing overlay builds in c.
-func (c *Cache) Apply(objs []*manifest.Manifest, overlays []*Overlay) (*Result, error) {
-	return c.apply(objs, overlays, true)
+func (c *Cache) Apply(ctx context.Context, objs []*manifest.Manifest, overlays []*Overlay) (*Result, error) {
+	return c.apply(ctx, objs, overlays, true)
 }
 
 // apply is Apply; narrow false gives every object to kustomize.
-func (c *Cache) apply(objs []*manifest.Manifest, overlays []*Overlay, narrow bool) (*Result, error) {
+func (c *Cache) apply(ctx context.Context, objs []*manifest.Manifest, overlays []*Overlay, narrow bool) (*Result, error) {
 	cur := make([]state, len(objs))
 	for i, m := range objs {
 		cur[i] = state{m: m, source: m}
 	}
 	res := &Result{}
 	for _, o := range overlays {
-		next, changes, err := o.applyCached(cur, c, narrow)
+		if err := ctx.Err(); err != nil {
+			return nil, &Error{File: o.File, Err: fmt.Errorf("kustomize build: %w", err)}
+		}
+		next, changes, err := o.applyCached(ctx, cur, c, narrow)
 		if err != nil {
 			return nil, err
 		}
@@ -134,7 +139,7 @@ const memRoot = "/overlay"
 
 // applyCached runs the overlay over in: the objects it may touch go to
 // kustomize (or to c, when it has seen them), the others pass through.
-func (o *Overlay) applyCached(in []state, c *Cache, narrow bool) ([]state, []Change, error) {
+func (o *Overlay) applyCached(ctx context.Context, in []state, c *Cache, narrow bool) ([]state, []Change, error) {
 	mem, err := c.prepare(o)
 	if err != nil {
 		return nil, nil, err
@@ -157,11 +162,11 @@ func (o *Overlay) applyCached(in []state, c *Cache, narrow bool) ([]state, []Cha
 		defer unlock()
 	}
 	if narrow && mem.narrowing != nil && mem.narrowing.perObject && c != nil {
-		return c.applyPerObject(o, mem, key, in, feed, fed)
+		return c.applyPerObject(ctx, o, mem, key, in, feed, fed)
 	}
 	e := c.lookup(key, fed)
 	if e == nil {
-		if e, err = o.build(mem, fed); err != nil {
+		if e, err = o.build(ctx, mem, fed); err != nil {
 			return nil, nil, err
 		}
 		c.store(key, e)
@@ -187,7 +192,7 @@ func (o *Overlay) applyCached(in []state, c *Cache, narrow bool) ([]state, []Cha
 // only gets the objects it has not seen yet. The changes come in the order
 // a build of all of them gives: modified objects in input order (kustomize
 // keeps the order; these overlays add nothing), then deleted ones.
-func (c *Cache) applyPerObject(o *Overlay, mem *prepared, key string, in []state, feed []bool, fed []state) ([]state, []Change, error) {
+func (c *Cache) applyPerObject(ctx context.Context, o *Overlay, mem *prepared, key string, in []state, feed []bool, fed []state) ([]state, []Change, error) {
 	c.mu.Lock()
 	known := c.objects[key]
 	var missing []state
@@ -198,7 +203,7 @@ func (c *Cache) applyPerObject(o *Overlay, mem *prepared, key string, in []state
 	}
 	c.mu.Unlock()
 	if len(missing) > 0 || known == nil {
-		e, err := o.build(mem, missing)
+		e, err := o.build(ctx, mem, missing)
 		if err != nil {
 			return nil, nil, err
 		}

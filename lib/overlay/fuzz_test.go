@@ -1,6 +1,7 @@
 package overlay_test
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"net"
@@ -144,7 +145,7 @@ func FuzzOverlay(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := overlay.Apply(objs, []*overlay.Overlay{o})
+		res, err := overlay.Apply(context.Background(), objs, []*overlay.Overlay{o})
 		for _, name := range rec.names {
 			if name != "overlays/o" && !strings.HasPrefix(name, "overlays/o/") {
 				t.Fatalf("the overlay read %q, outside its directory", name)

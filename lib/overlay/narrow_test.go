@@ -80,7 +80,7 @@ func TestNarrowingMatchesFullBuild(t *testing.T) {
 		payloads["real"], payloads["generated"] = os.DirFS(realpayload.Dir(t)), gen
 	}
 	for name, fsys := range payloads {
-		p, err := payload.Load(fsys, payload.LoadOptions{})
+		p, err := payload.Load(context.Background(), fsys, payload.LoadOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,7 +109,7 @@ func TestNarrowingMatchesFullBuild(t *testing.T) {
 						t.Fatal("the profile has no overlays: the test is broken")
 					}
 					full, fullErr := overlay.ApplyFull(pl.Selection.Included, ovs)
-					narrow, err := overlay.Apply(pl.Selection.Included, ovs)
+					narrow, err := overlay.Apply(context.Background(), pl.Selection.Included, ovs)
 					if fullErr != nil || err != nil {
 						// The generated payload lacks the Deployments bench
 						// and crc patch by name: both ways must say so.
@@ -119,7 +119,7 @@ func TestNarrowingMatchesFullBuild(t *testing.T) {
 						return
 					}
 					sameResult(t, full, narrow)
-					cached, err := cache.Apply(pl.Selection.Included, ovs)
+					cached, err := cache.Apply(context.Background(), pl.Selection.Included, ovs)
 					if err != nil {
 						t.Fatal(err)
 					}
