@@ -1,6 +1,7 @@
 package payload
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -14,9 +15,9 @@ import (
 // and its bytes. The same files give the same digest wherever they are; a
 // changed, added or removed file changes it. Files are read within the
 // limits Load applies (DefaultMaxFiles, DefaultMaxPayloadSize, the
-// manifest file size); errors name the file.
-func Digest(fsys fs.FS) (string, error) {
-	r := newReader(fsys, LoadOptions{})
+// manifest file size); errors name the file. It stops when ctx ends.
+func Digest(ctx context.Context, fsys fs.FS) (string, error) {
+	r := newReader(ctx, fsys, LoadOptions{})
 	h := sha256.New()
 	files := 0
 	for _, dir := range []string{ManifestDir, ReleaseManifestDir} {

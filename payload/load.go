@@ -75,6 +75,28 @@ type LoadOptions struct {
 	// Template bounds the work of rendering each manifests/ template
 	// (zero fields: DefaultTemplateLimits).
 	Template TemplateLimits
+	// OnStage, when set, is told as each stage of Load starts (from
+	// Load's goroutine): StageRead, StageTemplate, StageParse.
+	OnStage func(LoadStage)
+}
+
+// LoadStage is a stage of Load.
+type LoadStage string
+
+// The stages of Load, in order.
+const (
+	// StageRead reads the files.
+	StageRead LoadStage = "read"
+	// StageTemplate renders the manifests/ templates.
+	StageTemplate LoadStage = "template"
+	// StageParse parses every file.
+	StageParse LoadStage = "parse"
+)
+
+func (o LoadOptions) stage(s LoadStage) {
+	if o.OnStage != nil {
+		o.OnStage(s)
+	}
 }
 
 // ParseCache keeps what the manifest files of one payload parse to (see
@@ -215,6 +237,7 @@ func load(ctx context.Context, fsys fs.FS, opts LoadOptions) (*Payload, error) {
 	var errs []error
 	found := false
 	r := newReader(ctx, fsys, opts)
+	opts.stage(StageRead)
 
 	releaseEntries, err := fs.ReadDir(fsys, ReleaseManifestDir)
 	switch {
@@ -257,6 +280,10 @@ func load(ctx context.Context, fsys fs.FS, opts LoadOptions) (*Payload, error) {
 	}
 	releaseFiles, errs := r.readAll(ReleaseManifestDir, releaseEntries, errs)
 
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	opts.stage(StageTemplate)
 	cvo, findings, renderErrs := p.renderTemplates(ctx, opts.ClusterProfile)
 	errs = append(errs, renderErrs...)
 	p.Findings = append(p.Findings, findings...)
@@ -265,6 +292,10 @@ func load(ctx context.Context, fsys fs.FS, opts LoadOptions) (*Payload, error) {
 	for i, rf := range releaseFiles {
 		p.Files[len(cvo)+i] = &File{Path: rf.path, Data: rf.data, deferred: rf.deferred}
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	opts.stage(StageParse)
 	errs = append(errs, parseFiles(ctx, p.Files, opts, p.rendered)...)
 	return p, errors.Join(errs...)
 }

@@ -255,7 +255,7 @@ func TestDigest(t *testing.T) {
 		"release-manifests/release-metadata": {Data: []byte("{}")},
 		"other/ignored.yaml":                 {Data: []byte("c: 1\n")},
 	}
-	d1, err := Digest(base)
+	d1, err := Digest(context.Background(), base)
 	if err != nil || !strings.HasPrefix(d1, "sha256:") || len(d1) != len("sha256:")+64 {
 		t.Fatalf("Digest = %q, %v", d1, err)
 	}
@@ -264,7 +264,7 @@ func TestDigest(t *testing.T) {
 		same[k] = v
 	}
 	same["other/ignored.yaml"] = &fstest.MapFile{Data: []byte("changed")}
-	if d, _ := Digest(same); d != d1 {
+	if d, _ := Digest(context.Background(), same); d != d1 {
 		t.Errorf("a file outside the payload's directories changed the digest")
 	}
 	for name, change := range map[string]func(fstest.MapFS){
@@ -283,14 +283,14 @@ func TestDigest(t *testing.T) {
 			f[k] = v
 		}
 		change(f)
-		if d, err := Digest(f); err != nil || d == d1 {
+		if d, err := Digest(context.Background(), f); err != nil || d == d1 {
 			t.Errorf("%s: digest %q, %v: want another one", name, d, err)
 		}
 	}
-	if _, err := Digest(fstest.MapFS{"x.yaml": {}}); err == nil {
+	if _, err := Digest(context.Background(), fstest.MapFS{"x.yaml": {}}); err == nil {
 		t.Error("an empty payload has a digest")
 	}
-	if d, err := Digest(Embedded()); err != nil || d == "" {
+	if d, err := Digest(context.Background(), Embedded()); err != nil || d == "" {
 		t.Errorf("embedded: %q, %v", d, err)
 	}
 }

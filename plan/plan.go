@@ -330,7 +330,7 @@ func resolve(ctx context.Context, opts Options) (*resolved, error) {
 				}
 			}
 		}
-		lopts.Template = opts.TemplateLimits
+		lopts.Template, lopts.OnStage = opts.TemplateLimits, onStage(ctx, opts)
 		phase(ctx, opts, PhaseLoad)
 		if p, err = payload.Load(ctx, fsys, lopts); err != nil {
 			return nil, err

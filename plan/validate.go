@@ -69,7 +69,7 @@ func validate(ctx context.Context, opts Options, vopts ValidateOptions) ([]manif
 	if p == nil {
 		var err error
 		phase(ctx, opts, PhaseLoad)
-		p, err = payload.Load(ctx, fsys, payload.LoadOptions{ReleaseImage: opts.ReleaseImage, ClusterProfile: opts.Profile, KeepData: true, Parsed: opts.Parsed, Template: opts.TemplateLimits})
+		p, err = payload.Load(ctx, fsys, payload.LoadOptions{ReleaseImage: opts.ReleaseImage, ClusterProfile: opts.Profile, KeepData: true, Parsed: opts.Parsed, Template: opts.TemplateLimits, OnStage: onStage(ctx, opts)})
 		if p == nil {
 			return nil, err
 		}

@@ -135,7 +135,7 @@ func (o *applyOptions) Run(parent context.Context, s IOStreams) error {
 	logPlan(ctx, sess.Plan)
 	printFindings(ctx, s, sess.Plan.Findings)
 
-	img, err := recordImage(o.selection.source, o.opts.Payload)
+	img, err := recordImage(ctx, o.selection.source, o.opts.Payload)
 	if err != nil {
 		return err
 	}
@@ -197,13 +197,18 @@ func interruptedEarly(parent context.Context, err error) error {
 	if parent.Err() == nil {
 		return err
 	}
-	return &exitError{Code: exitInterrupted, Err: errors.New("interrupted before anything was applied")}
+	return &exitError{Code: exitInterrupted, Err: fmt.Errorf("interrupted before anything was applied (while %s); run the same command again", phaseWords(currentPhase(parent)))}
 }
 
+// termGrace is how long the objects in flight may finish after SIGTERM
+// (SIGINT gives them clustersync.DefaultGrace): the process ends within
+// two seconds of it.
+const termGrace = time.Second
+
 // secondSignal returns a channel that is closed when SIGINT or SIGTERM
-// arrives after parent ended (the first interrupt ends it): the engine then
-// stops the objects in flight at once instead of after its grace. release
-// stops listening.
+// arrives after parent ended (the first interrupt ends it), or termGrace
+// after parent ended for SIGTERM: the engine then stops the objects in
+// flight at once instead of after its grace. release stops listening.
 func secondSignal(parent context.Context) (abort <-chan struct{}, release func()) {
 	abort, _, release = listenSecondSignal(parent)
 	return abort, release
@@ -226,9 +231,20 @@ func listenSecondSignal(parent context.Context) (abort, listening <-chan struct{
 		signal.Notify(again, os.Interrupt, syscall.SIGTERM)
 		defer signal.Stop(again)
 		close(ready)
+		// SIGTERM asks a process to end soon (a supervisor stopping
+		// it): the objects in flight get termGrace, not the engine's
+		// grace for an interactive Ctrl-C.
+		var grace <-chan time.Time
+		if terminated(parent) {
+			t := time.NewTimer(termGrace)
+			defer t.Stop()
+			grace = t.C
+		}
 		select {
 		case <-stop:
 		case <-again:
+			close(ch)
+		case <-grace:
 			close(ch)
 		}
 	}()

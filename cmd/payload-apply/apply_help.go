@@ -125,11 +125,11 @@ connection that stalls is given up and retried on a new one instead of
 hanging the apply.
 
 SIGINT (Ctrl-C) or SIGTERM stops the apply: nothing new is started, the
-objects in flight get up to 10 s to finish (a second interrupt cancels them
-at once), and the summary says how many objects were applied, failed,
-stopped in flight and not started, and how many steps ran ("interrupted:
-... run the same command again to finish"); the JSON summary has
-"interrupted": true. A stdout whose reader went away ('apply -o json |
+objects in flight get up to 10 s to finish (1 s after SIGTERM, which asks
+a process to end soon; a second interrupt cancels them at once), and the
+summary says how many objects were applied, failed, stopped in flight and
+not started, and how many steps ran ("interrupted: ... run the same
+command again to finish"); the JSON summary has "interrupted": true. A stdout whose reader went away ('apply -o json |
 head') stops the apply the same way, said on stderr: the apply never dies
 half-way. Running the same command again finishes the job.
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/payload-apply/payload-apply/clustersync"
 	"github.com/payload-apply/payload-apply/lib/resourceapply"
+	"github.com/payload-apply/payload-apply/plan"
 )
 
 func TestProgressInterrupted(t *testing.T) {
@@ -71,10 +72,12 @@ func TestInterruptedEarly(t *testing.T) {
 	if got := interruptedEarly(context.Background(), err); got != err {
 		t.Errorf("not interrupted: %v", got)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(withPhaseRecorder(context.Background()))
+	phaseFunc(ctx)(plan.PhaseTemplate)
 	cancel()
 	var ee *exitError
-	if got := interruptedEarly(ctx, err); !errors.As(got, &ee) || ee.Code != exitInterrupted || ee.Error() != "interrupted before anything was applied" {
+	if got := interruptedEarly(ctx, err); !errors.As(got, &ee) || ee.Code != exitInterrupted ||
+		ee.Error() != "interrupted before anything was applied (while rendering the manifests/ templates); run the same command again" {
 		t.Errorf("interrupted: %v", got)
 	}
 }

@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -33,9 +34,42 @@ func main() {
 	// Notify, not Ignore: an ignored SIGPIPE would be inherited by the
 	// processes started.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr})
 	stop()
 	klog.Flush()
 	os.Exit(code)
+}
+
+// signalError is the cause of main's context ending: the signal.
+type signalError struct{ sig os.Signal }
+
+func (e *signalError) Error() string { return "interrupted by " + e.sig.String() }
+
+// signalContext is signal.NotifyContext that records which signal ended
+// the context (context.Cause is a *signalError), so that SIGTERM can be
+// told from SIGINT. Signals after the first are caught too (the process
+// is not killed by them); stop unregisters.
+func signalContext(parent context.Context, sigs ...os.Signal) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, sigs...)
+	go func() {
+		select {
+		case s := <-ch:
+			cancel(&signalError{sig: s})
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(ch)
+		cancel(nil)
+	}
+}
+
+// terminated reports whether SIGTERM ended ctx (main's context, or one
+// made from it).
+func terminated(ctx context.Context) bool {
+	var se *signalError
+	return errors.As(context.Cause(ctx), &se) && se.sig == syscall.SIGTERM
 }

@@ -44,12 +44,12 @@ func openPayloadArg(ctx context.Context, reg *registryFlags, flag, spec string) 
 
 // recordImage returns how the record names the payload src describes,
 // which opened as fsys (nil for the built-in payload).
-func recordImage(src payloadSource, fsys fs.FS) (string, error) {
+func recordImage(ctx context.Context, src payloadSource, fsys fs.FS) (string, error) {
 	switch src.Kind {
 	case sourceRegistry:
 		return src.Pinned(), nil
 	case sourceEmbedded:
-		d, err := payload.Digest(payload.Embedded())
+		d, err := payload.Digest(ctx, payload.Embedded())
 		return embeddedImage + "@" + d, err
 	}
 	abs, err := filepath.Abs(src.Spec)
@@ -59,7 +59,7 @@ func recordImage(src payloadSource, fsys fs.FS) (string, error) {
 	if src.Kind == sourceImage {
 		return abs + "@" + src.Digest.String(), nil
 	}
-	d, err := payload.Digest(fsys)
+	d, err := payload.Digest(ctx, fsys)
 	if err != nil {
 		return "", err
 	}
@@ -83,7 +83,7 @@ func openRecorded(ctx context.Context, reg *registryFlags, img string) (fs.FS, p
 	loc, digest := splitImage(img)
 	if loc == embeddedImage {
 		src := payloadSource{Kind: sourceEmbedded}
-		now, err := recordImage(src, nil)
+		now, err := recordImage(ctx, src, nil)
 		if err != nil {
 			return nil, src, err
 		}
@@ -107,7 +107,7 @@ func openRecorded(ctx context.Context, reg *registryFlags, img string) (fs.FS, p
 	if digest == "" {
 		return fsys, src, nil
 	}
-	now, err := recordImage(src, fsys)
+	now, err := recordImage(ctx, src, fsys)
 	if err != nil {
 		return nil, src, err
 	}

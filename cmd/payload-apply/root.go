@@ -72,7 +72,7 @@ func run(ctx context.Context, args []string, s IOStreams) int {
 	// Nothing printed from here on shows a secret the run knows of
 	// (docs/reliability.md, "Security").
 	secrets := &redact.Values{}
-	ctx = withSecrets(ctx, secrets)
+	ctx = withSecrets(withPhaseRecorder(ctx), secrets)
 	ctx = withPaths(ctx)
 	s = redactStreams(s, secrets)
 	resetClientLogging()
@@ -84,7 +84,7 @@ func run(ctx context.Context, args []string, s IOStreams) int {
 	if found == nil {
 		found = root
 	}
-	return reportError(ctx, s.ErrOut, found, err)
+	return reportError(ctx, s.ErrOut, found, interruptedError(ctx, found, err))
 }
 
 type rootKey struct{}

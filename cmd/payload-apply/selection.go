@@ -112,7 +112,8 @@ func checkDir(flag, dir string) error {
 }
 
 // complete is what every selecting command's Complete does: no positional
-// arguments, then the options of the flags.
+// arguments, then the options of the flags; the plan reports its phases to
+// the run's phase recorder (interrupt.go).
 func (f *selectionFlags) complete(ctx context.Context, args []string) (plan.Options, error) {
 	if len(args) > 0 {
 		return plan.Options{}, usageErrorf("unexpected arguments: %v", args)
@@ -122,6 +123,7 @@ func (f *selectionFlags) complete(ctx context.Context, args []string) (plan.Opti
 		pathsOf(ctx).add(plan.ExtraDir+"/", filepath.Clean(f.extraManifests)+string(filepath.Separator))
 	}
 	opts, err := f.options(ctx)
+	opts.OnPhase = phaseFunc(ctx)
 	if err != nil {
 		return opts, err
 	}

@@ -169,7 +169,7 @@ func (o *upgradeOptions) Run(parent context.Context, s IOStreams) error {
 	if err != nil {
 		return err
 	}
-	toImage, err := recordImage(toSrc, to)
+	toImage, err := recordImage(ctx, toSrc, to)
 	if err != nil {
 		return fmt.Errorf("--to %s: %w", o.to, err)
 	}

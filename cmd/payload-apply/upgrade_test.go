@@ -36,7 +36,7 @@ func TestRecordImage(t *testing.T) {
 	ctx := context.Background()
 	reg := &registryFlags{}
 
-	emb, err := recordImage(payloadSource{Kind: sourceEmbedded}, nil)
+	emb, err := recordImage(ctx, payloadSource{Kind: sourceEmbedded}, nil)
 	if err != nil || !strings.HasPrefix(emb, embeddedImage+"@sha256:") {
 		t.Fatalf("built-in payload: %q, %v", emb, err)
 	}
@@ -63,7 +63,7 @@ func TestRecordImage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	img, err := recordImage(src, fsys)
+	img, err := recordImage(ctx, src, fsys)
 	if loc, digest := splitImage(img); err != nil || loc != dir || !strings.HasPrefix(digest, "sha256:") {
 		t.Fatalf("directory: %q (%q %q), %v", img, loc, digest, err)
 	}
