@@ -176,11 +176,10 @@ func AddCredentials(v *redact.Values, cfg *rest.Config) {
 }
 
 // AddPlanSecrets adds the data and stringData values of the plan's
-// Secrets to v.
+// Secrets to v, those inside Lists too.
 func AddPlanSecrets(v *redact.Values, p *plan.Plan) {
 	for _, m := range p.Objects {
-		if m.GVK.Group == "" && m.GVK.Kind == "Secret" {
-			v.AddSecret(m.Obj.Object)
-		}
+		// A Secret, or a List holding Secrets.
+		v.AddSecret(m.Obj.Object)
 	}
 }

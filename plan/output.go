@@ -99,7 +99,10 @@ func (p *Plan) marshalAll(objs []*manifest.Manifest) ([][]byte, error) {
 // WriteList writes one line per object in apply order:
 // RUNLEVEL<TAB>COMPONENT<TAB>FILE<TAB>APIVERSION<TAB>KIND<TAB>NAMESPACE<TAB>NAME.
 // RUNLEVEL and COMPONENT are "-" for files whose names do not parse. It
-// lists the rendered objects (see Rendered).
+// lists the rendered objects (see Rendered). A field with a tab, a newline,
+// an escape sequence or another character a terminal would not show as it
+// is, a double quote or a backslash, is quoted (manifest.QuoteName), so that
+// a record is always one line of seven fields.
 func (p *Plan) WriteList(w io.Writer) error {
 	var b bytes.Buffer
 	for _, m := range p.Rendered() {
@@ -107,7 +110,8 @@ func (p *Plan) WriteList(w io.Writer) error {
 		if l, c, ok := payload.ParseFileName(m.OriginalFilename); ok {
 			level, comp = fmt.Sprintf("%02d", l), c
 		}
-		fmt.Fprintf(&b, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", level, comp, m.File, m.Obj.GetAPIVersion(), m.GVK.Kind, m.Obj.GetNamespace(), m.Obj.GetName())
+		q := manifest.QuoteName
+		fmt.Fprintf(&b, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", level, q(comp), q(m.File), q(m.Obj.GetAPIVersion()), q(m.GVK.Kind), q(m.Obj.GetNamespace()), q(m.Obj.GetName()))
 	}
 	_, err := w.Write(b.Bytes())
 	return err
@@ -147,7 +151,7 @@ func (p *Plan) WriteExplain(w io.Writer) error {
 				decision, detail = "deleted", detail+"; deleted by overlay "+ov
 			}
 		}
-		fmt.Fprintf(&b, "%s\t%s\t%s\t%s\n", decision, e.Manifest.Position(), e.Manifest.ID(), detail)
+		fmt.Fprintf(&b, "%s\t%s\t%s\t%s\n", decision, e.Manifest.Position(), manifest.QuoteName(e.Manifest.ID().String()), manifest.Printable(detail))
 	}
 	for _, c := range p.OverlayChanges {
 		if c.Action == overlay.Added {

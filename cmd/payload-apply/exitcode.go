@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/payload-apply/payload-apply/lib/manifest"
 )
 
 // The exit codes, one table for every command (docs/cli.md, and the root
@@ -119,7 +121,9 @@ func reportError(ctx context.Context, w io.Writer, c *cobra.Command, err error) 
 	}
 	var ue usageError
 	if errors.As(err, &ue) && !interrupted(ctx) {
-		fmt.Fprintf(w, "error: %s\n", strings.Join(errorLines(ue.error), "\nerror: "))
+		for _, line := range errorLines(ue.error) {
+			fmt.Fprintf(w, "error: %s\n", manifest.Printable(line))
+		}
 		if c != c.Root() && c.Name() != "help" {
 			fmt.Fprintf(w, "Run 'payload-apply %s --help' for usage.\n", c.Name())
 		}
@@ -131,12 +135,14 @@ func reportError(ctx context.Context, w io.Writer, c *cobra.Command, err error) 
 	}
 	paths := pathsOf(ctx)
 	for _, line := range errorLines(err) {
-		fmt.Fprintf(w, "error: %s\n", paths.real(line))
+		fmt.Fprintf(w, "error: %s\n", manifest.Printable(paths.real(line)))
 	}
 	return code
 }
 
-// errorLines flattens err into one line per error: joined errors each on
+// errorLines flattens err into one line per error (reportError escapes
+// the control characters left in a line: escape sequences from a file name
+// or a server's message): joined errors each on
 // their own line, and a wrapped join ("component x: " + a join) as one line
 // per joined error with the prefix. Two errors never share a line.
 func errorLines(err error) []string {

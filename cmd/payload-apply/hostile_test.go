@@ -59,7 +59,7 @@ var hostileCases = []hostileCase{
 	{name: "extra manifest linked out", files: map[string]string{"extra/0000_50_hostile_01_x.yaml": "-> ../secret.yaml"},
 		args: []string{"--extra-manifests", "@/extra"},
 		only: "render", // validate does not read --extra-manifests
-		code: 1, where: "extra/0000_50_hostile_01_x.yaml", what: "openat 0000_50_hostile_01_x.yaml: path escapes from parent"},
+		code: 1, where: "extra/0000_50_hostile_01_x.yaml", what: "0000_50_hostile_01_x.yaml: path escapes from parent"},
 	{name: "profile with an unknown field", files: map[string]string{
 		"profiles/evil.yaml": "apiVersion: payload-apply/v1alpha1\nkind: ClusterProfile\nmetadata: {name: evil}\nspec:\n  overlay: []\n"},
 		args: []string{"--profile", "evil", "--profiles-dir", "@/profiles"},

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/payload-apply/payload-apply/clustersync"
+	"github.com/payload-apply/payload-apply/lib/manifest"
 	"github.com/payload-apply/payload-apply/lib/resourceapply"
 	"github.com/payload-apply/payload-apply/payload"
 )
@@ -55,7 +56,7 @@ func newTextProgress(ctx context.Context, s IOStreams) *textProgress {
 // line prints a line, clearing and redrawing the bar around it.
 func (p *textProgress) line(format string, args ...any) {
 	p.clearBar()
-	fmt.Fprintf(p.errOut, format+"\n", args...)
+	fmt.Fprintf(p.errOut, "%s\n", printableLines(fmt.Sprintf(format, args...)))
 	p.drawBar(true)
 }
 
@@ -221,4 +222,14 @@ func (p *textProgress) summary(r *clustersync.ApplyReport, elapsed time.Duration
 		len(changes.Entries)-changes.Count(resourceapply.Failed), clustersync.Plural(p.total-p.steps, "object"), ran, elapsed.Round(10*time.Millisecond),
 		changes.Summary(), stepSummary, clustersync.Plural(int(reads+writes), "request"), clustersync.Plural(int(writes), "write"))
 	printInterrupted(p.errOut, r)
+}
+
+// printableLines is manifest.Printable for each line of s: names and
+// messages from the input cannot move the cursor or recolour the terminal.
+func printableLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = manifest.Printable(l)
+	}
+	return strings.Join(lines, "\n")
 }

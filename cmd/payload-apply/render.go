@@ -171,6 +171,6 @@ func logPlan(ctx context.Context, p *plan.Plan) {
 func printFindings(ctx context.Context, s IOStreams, fs []manifest.Finding) {
 	paths := pathsOf(ctx)
 	for _, f := range fs {
-		fmt.Fprintf(s.ErrOut, "%s\n", paths.real(f.String()))
+		fmt.Fprintf(s.ErrOut, "%s\n", manifest.Printable(paths.real(f.String())))
 	}
 }

@@ -81,7 +81,7 @@ func (o *validateOptions) Run(ctx context.Context, s IOStreams) error {
 	out := validateResult{Findings: []validateFinding{}}
 	for _, f := range findings {
 		if o.output.value == formatText {
-			fmt.Fprintln(s.Out, paths.real(f.String()))
+			fmt.Fprintln(s.Out, manifest.Printable(paths.real(f.String())))
 		}
 		out.Findings = append(out.Findings, validateFinding{File: paths.real(f.File), Doc: f.Doc, Severity: string(f.Severity), Message: f.Message})
 		if f.Severity == manifest.SeverityError {

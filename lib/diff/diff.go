@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/payload-apply/payload-apply/lib/manifest"
+	"github.com/payload-apply/payload-apply/lib/redact"
 )
 
 // Action is what going from the old set to the new one does to an object.
@@ -263,36 +264,115 @@ func Normalize(o *unstructured.Unstructured, keepStatus bool) *unstructured.Unst
 // maskSecrets replaces the values of Secret data and stringData with "***"
 // on both sides, marking values that differ as "*** (before)" and "***
 // (after)" so a change still shows, as kubectl diff does. Only the hash of a
-// value is compared; no value survives.
+// value is compared; no value survives. Secrets inside lists (a List's
+// items, a Template's objects, lists in lists: redact.IsList) are masked
+// the same way, paired by position.
 func maskSecrets(from, to *unstructured.Unstructured) {
-	isSecret := func(o *unstructured.Unstructured) bool {
-		return o != nil && o.GetKind() == "Secret" && o.GroupVersionKind().Group == ""
+	var f, t map[string]any
+	if from != nil {
+		f = from.Object
 	}
-	if !isSecret(from) && !isSecret(to) {
+	if to != nil {
+		t = to.Object
+	}
+	maskPair(f, t)
+}
+
+// maskPair masks the Secrets of one object on both sides (either may be
+// nil), and those nested in lists.
+func maskPair(from, to map[string]any) {
+	if (from != nil && redact.IsSecret(from)) || (to != nil && redact.IsSecret(to)) {
+		for _, field := range []string{"data", "stringData"} {
+			maskField(from, to, field)
+		}
 		return
 	}
-	for _, field := range []string{"data", "stringData"} {
-		var fm, tm map[string]any
-		if from != nil {
-			fm, _ = from.Object[field].(map[string]any)
-		}
-		if to != nil {
-			tm, _ = to.Object[field].(map[string]any)
+	if (from == nil || !redact.IsList(from)) && (to == nil || !redact.IsList(to)) {
+		return
+	}
+	for _, key := range []string{"items", "objects"} {
+		maskNested(value(from, key), value(to, key))
+	}
+}
+
+func value(m map[string]any, key string) any {
+	if m == nil {
+		return nil
+	}
+	return m[key]
+}
+
+// maskNested walks two values in step (lists by index, maps by key),
+// masking every Secret found on either side.
+func maskNested(from, to any) {
+	fm, _ := from.(map[string]any)
+	tm, _ := to.(map[string]any)
+	if fm != nil || tm != nil {
+		if (fm != nil && (redact.IsSecret(fm) || redact.IsList(fm))) || (tm != nil && (redact.IsSecret(tm) || redact.IsList(tm))) {
+			maskPair(fm, tm)
+			return
 		}
 		for k, v := range fm {
-			if tv, ok := tm[k]; ok && hash(tv) != hash(v) {
-				fm[k], tm[k] = "*** (before)", "*** (after)"
-				continue
-			}
-			fm[k] = "***"
+			maskNested(v, value(tm, k))
 		}
 		for k, v := range tm {
-			if s, ok := v.(string); ok && (s == "*** (after)") {
-				continue
+			if _, ok := fm[k]; !ok {
+				maskNested(nil, v)
 			}
-			tm[k] = "***"
+		}
+		return
+	}
+	fl, _ := from.([]any)
+	tl, _ := to.([]any)
+	for i := 0; i < max(len(fl), len(tl)); i++ {
+		var a, b any
+		if i < len(fl) {
+			a = fl[i]
+		}
+		if i < len(tl) {
+			b = tl[i]
+		}
+		maskNested(a, b)
+	}
+}
+
+// maskField masks one of a Secret's value maps on both sides: each value
+// becomes "***", or "*** (before)" and "*** (after)" when the two sides
+// differ. A field that is not a map (invalid, but it may hold a value) is
+// masked whole.
+func maskField(from, to map[string]any, field string) {
+	fv, tv := value(from, field), value(to, field)
+	fm, fok := fv.(map[string]any)
+	tm, tok := tv.(map[string]any)
+	if (fv != nil && !fok) || (tv != nil && !tok) {
+		differ := hash(fv) != hash(tv)
+		if fv != nil {
+			from[field] = mask(differ && tv != nil, "before")
+		}
+		if tv != nil {
+			to[field] = mask(differ && fv != nil, "after")
+		}
+		return
+	}
+	changed := map[string]bool{}
+	for k, v := range fm {
+		if w, ok := tm[k]; ok && hash(w) != hash(v) {
+			changed[k] = true
 		}
 	}
+	for k := range fm {
+		fm[k] = mask(changed[k], "before")
+	}
+	for k := range tm {
+		tm[k] = mask(changed[k], "after")
+	}
+}
+
+func mask(changed bool, side string) string {
+	if changed {
+		return "*** (" + side + ")"
+	}
+	return "***"
 }
 
 func hash(v any) [32]byte {

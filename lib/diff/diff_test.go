@@ -162,3 +162,77 @@ func TestCompareSameObject(t *testing.T) {
 		t.Errorf("input ConfigMap changed: %v", cm.Object)
 	}
 }
+
+// TestSecretsInListsMasked: a Secret inside a List, however it is nested,
+// is masked like a Secret on its own, with changes still shown.
+func TestSecretsInListsMasked(t *testing.T) {
+	secret := func(indent, data string) string {
+		return strings.ReplaceAll("- apiVersion: v1\n  kind: Secret\n  metadata: {name: s, namespace: ns}\n  data: "+data+"\n", "\n", "\n"+indent)
+	}
+	tests := []struct {
+		name     string
+		from, to string
+		leaks    []string
+		want     []string
+	}{
+		{name: "List",
+			from: "apiVersion: v1\nkind: List\nmetadata: {name: l}\nitems:\n" + secret("", "{password: UGxhbnRlZE9uZQ==, same: U2FtZVZhbHVl}"),
+			to:   "apiVersion: v1\nkind: List\nmetadata: {name: l}\nitems:\n" + secret("", "{password: UGxhbnRlZFR3bw==, same: U2FtZVZhbHVl}"),
+			leaks: []string{"UGxhbnRlZE9uZQ==", "UGxhbnRlZFR3bw==", "U2FtZVZhbHVl"},
+			want:  []string{"'*** (before)'", "'*** (after)'", "same: '***'"}},
+		{name: "SecretList created",
+			to:    "apiVersion: v1\nkind: SecretList\nmetadata: {name: l}\nitems:\n" + secret("", "{token: VG9rZW5WYWx1ZQ==}"),
+			leaks: []string{"VG9rZW5WYWx1ZQ=="},
+			want:  []string{"token: '***'"}},
+		{name: "List in a List deleted",
+			from:  "apiVersion: v1\nkind: List\nmetadata: {name: l}\nitems:\n- apiVersion: v1\n  kind: List\n  items:\n  " + secret("  ", "{key: TmVzdGVkVmFsdWU=}"),
+			leaks: []string{"TmVzdGVkVmFsdWU="},
+			want:  []string{"key: '***'"}},
+		{name: "stringData in a List",
+			from:  "apiVersion: v1\nkind: List\nmetadata: {name: l}\nitems:\n- apiVersion: v1\n  kind: Secret\n  metadata: {name: s}\n  stringData: {pw: PlantedStringDataOne}\n",
+			to:    "apiVersion: v1\nkind: List\nmetadata: {name: l}\nitems:\n- apiVersion: v1\n  kind: Secret\n  metadata: {name: s}\n  stringData: {pw: PlantedStringDataTwo}\n",
+			leaks: []string{"PlantedStringDataOne", "PlantedStringDataTwo"},
+			want:  []string{"pw: '*** (before)'", "pw: '*** (after)'"}},
+		{name: "Template objects",
+			to:    "apiVersion: template.openshift.io/v1\nkind: Template\nmetadata: {name: t}\nobjects:\n" + secret("", "{cert: Q2VydFZhbHVl}"),
+			leaks: []string{"Q2VydFZhbHVl"},
+			want:  []string{"cert: '***'"}},
+		{name: "data not a map, in a List",
+			to:    "apiVersion: v1\nkind: List\nmetadata: {name: l}\nitems:\n" + secret("", "NotAMapValue"),
+			leaks: []string{"NotAMapValue"},
+			want:  []string{"data: '***'"}},
+		{name: "secret appended to a List",
+			from:  "apiVersion: v1\nkind: List\nmetadata: {name: l}\nitems: []\n",
+			to:    "apiVersion: v1\nkind: List\nmetadata: {name: l}\nitems:\n" + secret("", "{k: QXBwZW5kZWQ=}"),
+			leaks: []string{"QXBwZW5kZWQ="},
+			want:  []string{"k: '***'"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var from, to []Object
+			if tc.from != "" {
+				from = []Object{{Obj: obj(t, tc.from)}}
+			}
+			if tc.to != "" {
+				to = []Object{{Obj: obj(t, tc.to)}}
+			}
+			r, err := Compare(from, to, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b bytes.Buffer
+			_ = r.WriteText(&b, false)
+			out := b.String()
+			for _, s := range tc.leaks {
+				if strings.Contains(out, s) {
+					t.Errorf("output leaks %q:\n%s", s, out)
+				}
+			}
+			for _, s := range tc.want {
+				if !strings.Contains(out, s) {
+					t.Errorf("output lacks %q:\n%s", s, out)
+				}
+			}
+		})
+	}
+}

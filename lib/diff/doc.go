@@ -9,6 +9,6 @@
 //
 // The package is pure: it imports lib/manifest, apimachinery and go-udiff.
 //
-// May import: lib/manifest.
+// May import: lib/manifest, lib/redact.
 // Cluster I/O: none.
 package diff

@@ -34,9 +34,9 @@ type Finding struct {
 // String prints "FILE#DOC: severity: message".
 func (f Finding) String() string {
 	if f.Doc < 0 {
-		return fmt.Sprintf("%s: %s: %s", f.File, f.Severity, f.Message)
+		return fmt.Sprintf("%s: %s: %s", QuoteName(f.File), f.Severity, f.Message)
 	}
-	return fmt.Sprintf("%s#%d: %s: %s", f.File, f.Doc, f.Severity, f.Message)
+	return fmt.Sprintf("%s#%d: %s: %s", QuoteName(f.File), f.Doc, f.Severity, f.Message)
 }
 
 // Domains and names of annotations the payload format knows.

@@ -74,9 +74,11 @@ func (m *Manifest) ID() ID {
 	return ID{Group: m.GVK.Group, Kind: m.GVK.Kind, Namespace: m.Obj.GetNamespace(), Name: m.Obj.GetName()}
 }
 
-// Position returns "FILE#DOC", the way every message about a manifest starts.
+// Position returns "FILE#DOC", the way every message about a manifest
+// starts; FILE is quoted (QuoteName) when it holds characters a terminal
+// or a record would not show as they are.
 func (m *Manifest) Position() string {
-	return fmt.Sprintf("%s#%d", m.File, m.Doc)
+	return fmt.Sprintf("%s#%d", QuoteName(m.File), m.Doc)
 }
 
 // String prints the manifest as "FILE#DOC Kind/ns/name".
@@ -93,12 +95,13 @@ type ParseError struct {
 	Err  error
 }
 
-// Error prints "FILE#DOC: message" (or "FILE: message" for file-level errors).
+// Error prints "FILE#DOC: message" (or "FILE: message" for file-level
+// errors), FILE quoted as QuoteName quotes it.
 func (e *ParseError) Error() string {
 	if e.Doc < 0 {
-		return fmt.Sprintf("%s: %v", e.File, e.Err)
+		return fmt.Sprintf("%s: %v", QuoteName(e.File), e.Err)
 	}
-	return fmt.Sprintf("%s#%d: %v", e.File, e.Doc, e.Err)
+	return fmt.Sprintf("%s#%d: %v", QuoteName(e.File), e.Doc, e.Err)
 }
 
 // Unwrap returns the underlying error.

@@ -140,38 +140,92 @@ func IsSecret(obj map[string]any) bool {
 	return kind == "Secret" && (apiVersion == "v1" || apiVersion == "")
 }
 
-// SecretValues returns the values of a Secret's data (as given, base64)
-// and stringData, for Values.AddBase64 and Values.Add. Non-string values
-// (invalid, but an error may echo them) contribute every string inside
-// them to stringData.
-func SecretValues(obj map[string]any) (data, stringData []string) {
-	if !IsSecret(obj) {
-		return nil, nil
+// IsList reports whether obj holds other objects: a List (kind "List" or
+// any kind ending in "List", such as SecretList) with items, or an
+// OpenShift Template with objects. Secrets inside such an object are
+// Secrets too: kubectl and the API server's list forms carry them whole.
+func IsList(obj map[string]any) bool {
+	kind, _ := obj["kind"].(string)
+	switch {
+	case strings.HasSuffix(kind, "List"):
+		_, ok := obj["items"]
+		return ok
+	case kind == "Template":
+		_, ok := obj["objects"]
+		return ok
 	}
-	if m, ok := obj["data"].(map[string]any); ok {
-		for _, val := range m {
-			if s, ok := val.(string); ok {
-				data = append(data, s)
-			} else {
-				stringData = appendStrings(stringData, val)
+	return false
+}
+
+// Secrets returns obj when it is a Secret, and every Secret nested in it
+// through lists (IsList; lists in lists too), in document order.
+func Secrets(obj map[string]any) []map[string]any {
+	if IsSecret(obj) {
+		return []map[string]any{obj}
+	}
+	if !IsList(obj) {
+		return nil
+	}
+	var out []map[string]any
+	var walk func(v any)
+	walk = func(v any) {
+		switch t := v.(type) {
+		case map[string]any:
+			if IsSecret(t) {
+				out = append(out, t)
+				return
+			}
+			for _, e := range t {
+				walk(e)
+			}
+		case []any:
+			for _, e := range t {
+				walk(e)
 			}
 		}
 	}
-	if m, ok := obj["stringData"].(map[string]any); ok {
-		for _, val := range m {
-			stringData = appendStrings(stringData, val)
+	for _, k := range []string{"items", "objects"} {
+		walk(obj[k])
+	}
+	return out
+}
+
+// SecretValues returns the values of a Secret's data (as given, base64)
+// and stringData, for Values.AddBase64 and Values.Add: of obj when it is a
+// Secret, and of every Secret nested in it when it is a list (see
+// Secrets). Non-string values (invalid, but an error may echo them)
+// contribute every string inside them to stringData.
+func SecretValues(obj map[string]any) (data, stringData []string) {
+	for _, secret := range Secrets(obj) {
+		if m, ok := secret["data"].(map[string]any); ok {
+			for _, val := range m {
+				if s, ok := val.(string); ok {
+					data = append(data, s)
+				} else {
+					stringData = appendStrings(stringData, val)
+				}
+			}
+		} else {
+			stringData = appendStrings(stringData, secret["data"])
 		}
+		stringData = appendStrings(stringData, secret["stringData"])
 	}
 	return data, stringData
 }
 
-// AddSecret adds the values of obj when it is a Secret.
+// AddSecret adds the values of obj when it is a Secret, or holds Secrets
+// (see Secrets).
 func (v *Values) AddSecret(obj map[string]any) {
 	data, stringData := SecretValues(obj)
 	for _, d := range data {
 		v.AddBase64(d)
 	}
 	v.Add(stringData...)
+}
+
+// HasSecret reports whether obj is a Secret or holds one (see Secrets).
+func HasSecret(obj map[string]any) bool {
+	return len(Secrets(obj)) > 0
 }
 
 func appendStrings(out []string, val any) []string {

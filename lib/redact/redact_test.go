@@ -158,3 +158,34 @@ func TestValuesConcurrent(t *testing.T) {
 		t.Errorf("String = %q", got)
 	}
 }
+
+// TestSecretValuesInLists: the values of Secrets inside lists are known
+// secrets too, whatever the list form.
+func TestSecretValuesInLists(t *testing.T) {
+	secret := map[string]any{"apiVersion": "v1", "kind": "Secret", "data": map[string]any{"k": "UGxhbnRlZA=="}, "stringData": map[string]any{"s": "planted-string"}}
+	tests := []struct {
+		name string
+		obj  map[string]any
+		want int // Secrets found
+	}{
+		{"Secret", secret, 1},
+		{"List", map[string]any{"kind": "List", "items": []any{secret, map[string]any{"kind": "ConfigMap"}}}, 1},
+		{"SecretList", map[string]any{"kind": "SecretList", "items": []any{secret, secret}}, 2},
+		{"List in a List", map[string]any{"kind": "List", "items": []any{map[string]any{"kind": "List", "items": []any{secret}}}}, 1},
+		{"Template", map[string]any{"kind": "Template", "objects": []any{secret}}, 1},
+		{"ConfigMap holding a Secret-shaped value", map[string]any{"kind": "ConfigMap", "data": map[string]any{"x": secret}}, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := len(Secrets(tc.obj)); got != tc.want {
+				t.Fatalf("Secrets: %d, want %d", got, tc.want)
+			}
+			var v Values
+			v.AddSecret(tc.obj)
+			masked := v.String("a UGxhbnRlZA== b planted-string c")
+			if tc.want > 0 && (strings.Contains(masked, "UGxhbnRlZA==") || strings.Contains(masked, "planted-string")) {
+				t.Errorf("not masked: %s", masked)
+			}
+		})
+	}
+}

@@ -74,11 +74,12 @@ func DefaultApplyOptions() ApplyOptions {
 // The Change says what happened. On failure the error is an *ApplyError
 // and the Change's Action is Failed.
 //
-// The error of a Secret never shows the Secret's data or stringData values,
-// even when the server's message echoes them.
+// The error of a Secret (or of a List holding Secrets) never shows the
+// Secrets' data or stringData values, even when the server's message echoes
+// them.
 func (m *Manager) Apply(ctx context.Context, obj *unstructured.Unstructured, opts ApplyOptions) (Change, error) {
 	change, err := m.apply(ctx, obj, opts)
-	if err != nil && redact.IsSecret(obj.Object) {
+	if err != nil && redact.HasSecret(obj.Object) {
 		var values redact.Values
 		values.AddSecret(obj.Object)
 		var ae *ApplyError
