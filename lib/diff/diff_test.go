@@ -176,8 +176,8 @@ func TestSecretsInListsMasked(t *testing.T) {
 		want     []string
 	}{
 		{name: "List",
-			from: "apiVersion: v1\nkind: List\nmetadata: {name: l}\nitems:\n" + secret("", "{password: UGxhbnRlZE9uZQ==, same: U2FtZVZhbHVl}"),
-			to:   "apiVersion: v1\nkind: List\nmetadata: {name: l}\nitems:\n" + secret("", "{password: UGxhbnRlZFR3bw==, same: U2FtZVZhbHVl}"),
+			from:  "apiVersion: v1\nkind: List\nmetadata: {name: l}\nitems:\n" + secret("", "{password: UGxhbnRlZE9uZQ==, same: U2FtZVZhbHVl}"),
+			to:    "apiVersion: v1\nkind: List\nmetadata: {name: l}\nitems:\n" + secret("", "{password: UGxhbnRlZFR3bw==, same: U2FtZVZhbHVl}"),
 			leaks: []string{"UGxhbnRlZE9uZQ==", "UGxhbnRlZFR3bw==", "U2FtZVZhbHVl"},
 			want:  []string{"'*** (before)'", "'*** (after)'", "same: '***'"}},
 		{name: "SecretList created",
