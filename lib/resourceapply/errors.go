@@ -208,8 +208,10 @@ func Classify(err error) Reason {
 		return ReasonCertificate
 	case meta.IsNoMatchError(err):
 		return ReasonResourceTypeMissing
-	case isSchemaError(err):
+	case isSchemaError(err), isTooLarge(err):
 		return ReasonInvalid
+	case isStorageFull(err):
+		return ReasonUnavailable
 	case isNamespaceNotFound(err):
 		return ReasonNamespaceMissing
 	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err), apierrors.IsRequestEntityTooLargeError(err),
@@ -239,7 +241,7 @@ func Classify(err error) Reason {
 // (the client's request timeout, on a connection that stalled) unless the
 // caller's context ended too, which the retry loops check on their own.
 func retryable(err error) bool {
-	if err == nil || errors.Is(err, context.Canceled) || isSchemaError(err) || IsCertificateError(err) {
+	if err == nil || errors.Is(err, context.Canceled) || isSchemaError(err) || IsCertificateError(err) || isTooLarge(err) || isStorageFull(err) {
 		return false
 	}
 	switch {
@@ -262,6 +264,47 @@ func isSchemaError(err error) bool {
 	msg := err.Error()
 	return strings.Contains(msg, "failed to create typed patch object") || strings.Contains(msg, "field not declared in schema") ||
 		strings.Contains(msg, "failed to create typed live object")
+}
+
+// tooLargeMessages are what the API server says, in a 500, when etcd
+// refuses an object too large for one request (etcd's --max-request-bytes,
+// 1.5 MiB by default; the API server itself takes up to 3 MiB) or gRPC's
+// message limit between them: the same object fails the same way every
+// time.
+var tooLargeMessages = []string{"etcdserver: request is too large", "trying to send message larger than max"}
+
+// isTooLarge reports a server error saying the object is too large to
+// store.
+func isTooLarge(err error) bool {
+	if !isServerStatus(err) {
+		return false
+	}
+	msg := err.Error()
+	for _, s := range tooLargeMessages {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// isStorageFull reports etcd's "database space exceeded" (its quota is
+// reached): no write succeeds until an administrator compacts and
+// defragments etcd, so retrying for two minutes only delays the failure.
+func isStorageFull(err error) bool {
+	return isServerStatus(err) && strings.Contains(err.Error(), "database space exceeded")
+}
+
+// explain adds what a user can do to the errors whose cause is not plain
+// from the server's words.
+func explain(err error) error {
+	switch {
+	case isTooLarge(err):
+		return fmt.Errorf("%w: the object is larger than etcd stores in one request (its --max-request-bytes, 1.5 MiB by default): make it smaller", err)
+	case isStorageFull(err):
+		return fmt.Errorf("%w: etcd's storage quota is reached (--quota-backend-bytes): no write will succeed until it is compacted and defragmented", err)
+	}
+	return err
 }
 
 // IsCertificateError reports whether err is the failure to verify the

@@ -69,6 +69,10 @@ type Manager struct {
 	// createdKinds are kinds whose CustomResourceDefinition this Manager
 	// created.
 	createdKinds map[schema.GroupKind]bool
+	// failedKinds are kinds whose CustomResourceDefinition this Manager
+	// failed to apply (or to see Established), with the failure: their
+	// objects stop waiting for the kind.
+	failedKinds map[schema.GroupKind]error
 	// planned are the objects of the apply by kind (ExpectObjects), lists
 	// the lists read for them, tooBig resources too many to list across
 	// namespaces.
@@ -138,6 +142,7 @@ func New(client dynamic.Interface, mapper meta.ResettableRESTMapper, opts Option
 		dryRunNamespaces:   map[string]bool{},
 		namespaces:         map[string]bool{},
 		appliedInCreated:   map[manifest.ID]bool{},
+		failedKinds:        map[schema.GroupKind]error{},
 		createdKinds:       map[schema.GroupKind]bool{},
 		planned:            map[schema.GroupVersionKind]*plannedKind{},
 		lists:              map[listKey]*listEntry{},

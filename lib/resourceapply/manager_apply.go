@@ -92,13 +92,22 @@ func (m *Manager) Apply(ctx context.Context, obj *unstructured.Unstructured, opt
 	return change, err
 }
 
-func (m *Manager) apply(ctx context.Context, obj *unstructured.Unstructured, opts ApplyOptions) (Change, error) {
+func (m *Manager) apply(ctx context.Context, obj *unstructured.Unstructured, opts ApplyOptions) (change Change, err error) {
 	if obj.GetAnnotations()[manifest.DeleteAnnotation] == "true" {
 		return m.Delete(ctx, obj, opts)
 	}
+	if k, ok := crdKind(obj); ok && obj.GroupVersionKind().GroupKind() == crdGK && !opts.DryRun {
+		// Objects of its kind waiting for it must not wait out TypeWait
+		// for a CustomResourceDefinition that will not come.
+		defer func() {
+			if err != nil && ReasonOf(err) != ReasonCanceled {
+				m.noteFailedKind(k, err)
+			}
+		}()
+	}
 	id := IDOf(obj)
 	ctx = withWaitNote(withoutBodyLogs(WithObject(ctx, id), obj), id, opts.OnWait)
-	change := Change{Object: id, DryRun: opts.DryRun, Action: Failed}
+	change = Change{Object: id, DryRun: opts.DryRun, Action: Failed}
 	mapping, skip, err := m.mapFor(ctx, obj, opts)
 	if err != nil {
 		return change, err
@@ -173,7 +182,8 @@ func (m *Manager) apply(ctx context.Context, obj *unstructured.Unstructured, opt
 		}
 	case createOnly && (readSkipped || m.createdKind(gk)):
 		// Nobody but this apply can have made it since the read: its
-		// namespace or its CustomResourceDefinition is this apply's own.
+		// namespace or its CustomResourceDefinition is this apply's own
+		// (unless another apply runs at the same time: then it exists).
 		// Server-side apply creates it without the pause a POST gets
 		// right after a CRD becomes established.
 		wrote = true
@@ -182,6 +192,9 @@ func (m *Manager) apply(ctx context.Context, obj *unstructured.Unstructured, opt
 			return m.failWrite(ctx, change, "create", err, opts)
 		}
 		change.Action, current = Created, created
+		if created == nil {
+			change.Action, change.Message = Skipped, "create-only: exists"
+		}
 	case createOnly:
 		wrote = true
 		created, err := m.create(ctx, ri, required, opts)
@@ -200,10 +213,20 @@ func (m *Manager) apply(ctx context.Context, obj *unstructured.Unstructured, opt
 			// require fields their Go type leaves null (a
 			// SecurityContextConstraints' allowedCapabilities): create the
 			// object as the CVO does, from its Go type.
-			if created, cerr := m.create(ctx, ri, required, opts); cerr == nil && created != nil {
+			created, cerr := m.create(ctx, ri, required, opts)
+			if cerr == nil && created != nil {
 				change.Action, current = Created, created
 				change.Message = joinMessages(change.Message, "created with POST from its Go type: server-side apply was rejected: "+err.Error())
 				break
+			}
+			if cerr == nil {
+				// It exists now: another writer (a second apply running
+				// at the same time) created it since it was read. What
+				// server-side apply could not create it can update.
+				var ok bool
+				if change, current, ok, err = m.updateRaced(ctx, change, ri, required, opts); ok {
+					break
+				}
 			}
 		}
 		if err != nil {
@@ -280,11 +303,39 @@ func (m *Manager) createByApply(ctx context.Context, ri dynamic.ResourceInterfac
 	}
 	applied, err := m.serverSideApply(ctx, ri, body, opts)
 	if err != nil && Classify(err) == ReasonInvalid {
-		if created, cerr := m.create(ctx, ri, required, opts); cerr == nil && created != nil {
+		if created, cerr := m.create(ctx, ri, required, opts); cerr == nil {
+			// Created, or (nil) it exists: another writer made it.
 			return created, nil
 		}
 	}
 	return applied, err
+}
+
+// updateRaced is the write of an object that was missing when read and
+// exists when created (another writer made it meanwhile): the live object
+// is read again and, unless it is in sync already, applied to with
+// server-side apply. ok is false (and err the last error) when that fails
+// too.
+func (m *Manager) updateRaced(ctx context.Context, change Change, ri dynamic.ResourceInterface, required *unstructured.Unstructured, opts ApplyOptions) (Change, *unstructured.Unstructured, bool, error) {
+	live, err := m.get(ctx, ri, required.GetName(), opts)
+	if err != nil || live == nil {
+		if err == nil {
+			err = fmt.Errorf("created by another writer, then gone")
+		}
+		return change, nil, false, err
+	}
+	if ok, _ := InSync(required, live, m.fieldManager); ok {
+		change.Action = Unchanged
+		change.Message = joinMessages(change.Message, "created by another writer meanwhile")
+		return change, live, true, nil
+	}
+	applied, err := m.serverSideApply(ctx, ri, required, opts)
+	if err != nil {
+		return change, nil, false, err
+	}
+	change.Action = Configured
+	change.Message = joinMessages(change.Message, "created by another writer meanwhile")
+	return change, applied, true, nil
 }
 
 // create POSTs required, as its Go type encodes it when the scheme knows
@@ -367,6 +418,7 @@ func (m *Manager) failWrite(ctx context.Context, change Change, verb string, err
 // context's error is the cause and err the last error seen.
 func (m *Manager) fail(ctx context.Context, id manifest.ID, verb string, err error) error {
 	reason := Classify(err)
+	err = explain(err)
 	if ctxErr := ctx.Err(); ctxErr != nil && (retryable(err) || errors.Is(err, ctxErr)) {
 		if !errors.Is(err, ctxErr) {
 			err = fmt.Errorf("%w (last error: %v)", ctxErr, err)
@@ -400,6 +452,12 @@ func (m *Manager) mapFor(ctx context.Context, obj *unstructured.Unstructured, op
 		}
 		if opts.DryRun && m.dryRunCreatedKind(gk) {
 			return nil, "dry run: its CustomResourceDefinition would be created by this apply", nil
+		}
+		if cause := m.failedKind(gk); cause != nil {
+			// Its CustomResourceDefinition was part of the apply and
+			// failed: nothing will define the kind.
+			return nil, "", &ApplyError{Object: id, Verb: "apply", Reason: ReasonResourceTypeMissing,
+				Err: fmt.Errorf("the server has no API for %s: its CustomResourceDefinition was not applied: %w", what, cause)}
 		}
 		if m.isExpected(gk) {
 			// Its CustomResourceDefinition is part of the apply (in a dry

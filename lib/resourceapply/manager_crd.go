@@ -150,3 +150,19 @@ func (m *Manager) createdKind(gk schema.GroupKind) bool {
 	defer m.mu.Unlock()
 	return m.createdKinds[gk]
 }
+
+// noteFailedKind remembers that the CustomResourceDefinition of gk could
+// not be applied (or did not become Established), and why: the objects of
+// gk waiting for their API stop waiting (mapFor).
+func (m *Manager) noteFailedKind(gk schema.GroupKind, err error) {
+	m.mu.Lock()
+	m.failedKinds[gk] = err
+	m.mu.Unlock()
+}
+
+// failedKind returns why the CustomResourceDefinition of gk failed, or nil.
+func (m *Manager) failedKind(gk schema.GroupKind) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.failedKinds[gk]
+}
