@@ -69,6 +69,11 @@ type ApplyOptions struct {
 	// an Upgrade's preconditions), as the CVO goes on reconciling and
 	// reporting the rejection.
 	KeepReleaseAccepted bool
+	// RetryTimeout is how long the transient failures of one request
+	// (connection refused, 5xx, 429, timeouts) are retried before the
+	// object fails as ServerUnavailable or Timeout; zero: resourceapply's
+	// default, two minutes.
+	RetryTimeout time.Duration
 }
 
 // Defaults of ApplyOptions.
@@ -270,6 +275,9 @@ func run(ctx context.Context, c *Cluster, p *plan.Plan, opts ApplyOptions, st ru
 		StepTasks: g.StepCount(), Order: st.mode.order, State: st.mode.state, Release: st.mode.release(p, opts.Release)}
 	applyOpts := resourceapply.DefaultApplyOptions()
 	applyOpts.DryRun = opts.DryRun
+	if opts.RetryTimeout > 0 {
+		applyOpts.Retry.Timeout = opts.RetryTimeout
+	}
 	a := newApplier(mgr, applyOpts, len(g.Tasks), work, out)
 	a.interrupt = runCtx
 	if st.mode.state == StateUpdating && st.updateWaits && !opts.DryRun {

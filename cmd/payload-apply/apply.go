@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/payload-apply/payload-apply/clustersync"
+	"github.com/payload-apply/payload-apply/lib/resourceapply"
 	"github.com/payload-apply/payload-apply/lib/signature"
 	"github.com/payload-apply/payload-apply/payload"
 	"github.com/payload-apply/payload-apply/plan"
@@ -30,6 +31,7 @@ func applyCommand() *command {
 			fs.BoolVar(&o.wait, "wait", false, "wait until the applied objects are ready (ClusterOperators available with their versions); ends early at a failure no waiting fixes")
 			fs.BoolVar(&o.waitOnFailure, "wait-on-failure", false, "with --wait: wait for the rest until ready or --timeout even after failures no waiting fixes")
 			fs.DurationVar(&o.timeout, "timeout", 30*time.Minute, "give up after this long (apply and wait together)")
+			fs.DurationVar(&o.retryTimeout, "retry-timeout", resourceapply.DefaultRetryOptions().Timeout, "how long one request's transient failures (connection refused, 5xx, 429, timeouts) are retried before its object fails")
 			fs.StringVar(&o.dryRun, "dry-run", "none", `"server" (or --dry-run alone): send every write as a server-side dry run; "none": apply`)
 			fs.Lookup("dry-run").NoOptDefVal = "server"
 			o.output = addOutputFlag(fs, formatText, formatJSON)
@@ -50,6 +52,7 @@ type applyOptions struct {
 	wait          bool
 	waitOnFailure bool
 	timeout       time.Duration
+	retryTimeout  time.Duration
 	dryRun        string
 	output        *outputFlag
 	order         string
@@ -94,6 +97,9 @@ func (o *applyOptions) Validate() error {
 	}
 	if o.timeout <= 0 {
 		return usageErrorf("--timeout %s: want a positive duration", o.timeout)
+	}
+	if o.retryTimeout <= 0 {
+		return usageErrorf("--retry-timeout %s: want a positive duration", o.retryTimeout)
 	}
 	return o.kube.validate()
 }
@@ -153,6 +159,7 @@ func (o *applyOptions) Run(parent context.Context, s IOStreams) error {
 		Grace:         clustersync.DefaultGrace,
 		Abort:         abort,
 		Sink:          prog,
+		RetryTimeout:  o.retryTimeout,
 	})
 	var mismatch *clustersync.ReleaseMismatchError
 	if errors.As(errors.Join(r.Errors...), &mismatch) {

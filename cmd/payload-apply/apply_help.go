@@ -76,9 +76,14 @@ no writes and changes no resourceVersion. Objects annotated
 release.openshift.io/create-only and ClusterOperators are created once and
 never updated; objects annotated release.openshift.io/delete are deleted.
 Transient failures (connection refused or reset, timeouts, 429, 5xx,
-conflicts) are retried with backoff for up to two minutes per request, so an
-API server restart is ridden out; an interrupted apply can simply be run
-again. Jobs are barriers and are waited on until complete.
+conflicts) are retried with backoff for up to two minutes per request
+(--retry-timeout), so an API server restart is ridden out; an outage longer
+than that fails the objects in flight as "server unavailable", and the
+apply can simply be run again, as an interrupted one can. A rejection no
+retry can fix (invalid, an object too large for etcd, a
+CustomResourceDefinition the server refused, for the objects of its kind)
+fails at once, naming the object and why. Jobs are barriers and are waited
+on until complete.
 
 --dry-run=server (or --dry-run alone; --dry-run=none is the default) sends
 every write as a server-side dry run: nothing changes. kubectl's

@@ -222,7 +222,7 @@ func (o *operatorOptions) Run(ctx context.Context, s IOStreams) error {
 	}
 	opts.Verification = verificationOf(own)
 	// The record names the operator's payload as apply names it.
-	if opts.Image, err = recordImage(o.selection.source, o.opts.Payload); err != nil {
+	if opts.Image, err = recordImage(ctx, o.selection.source, o.opts.Payload); err != nil {
 		return fmt.Errorf("--payload: %w", err)
 	}
 	opts.ResolvePayload = func(ctx context.Context, image string, force bool) (*operator.Payload, error) {

@@ -200,6 +200,8 @@ func Classify(err error) Reason {
 	switch {
 	case err == nil:
 		return ""
+	case errors.As(err, new(*OutageError)):
+		return ReasonUnavailable
 	case errors.Is(err, context.Canceled):
 		return ReasonCanceled
 	case errors.Is(err, context.DeadlineExceeded):

@@ -2,6 +2,7 @@ package resourceapply
 
 import (
 	"fmt"
+	"net/http"
 	"sync"
 	"time"
 
@@ -82,6 +83,8 @@ type Manager struct {
 	// listMin is listMin but in tests; lister reads lists.
 	listMin int
 	lister  lister
+	// health follows whether the server answers (nil: not followed).
+	health *health
 }
 
 // NewManager returns a Manager for the cluster cfg points at. It shares one
@@ -93,6 +96,8 @@ type Manager struct {
 func NewManager(cfg *rest.Config, opts Options) (*Manager, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.Wrap(newSpreadRetryAfter)
+	h := newHealth()
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &healthRoundTripper{rt: rt, h: h} })
 	httpClient, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)
@@ -115,6 +120,7 @@ func NewManager(cfg *rest.Config, opts Options) (*Manager, error) {
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
 	m := New(client, mapper, opts)
 	m.lister = restLister(rc)
+	m.health = h
 	return m, nil
 }
 

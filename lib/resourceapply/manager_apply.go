@@ -106,7 +106,7 @@ func (m *Manager) apply(ctx context.Context, obj *unstructured.Unstructured, opt
 		}()
 	}
 	id := IDOf(obj)
-	ctx = withWaitNote(withoutBodyLogs(WithObject(ctx, id), obj), id, opts.OnWait)
+	ctx = withOutageLimit(withWaitNote(withoutBodyLogs(WithObject(ctx, id), obj), id, opts.OnWait), m.health, opts.Retry.Timeout)
 	change = Change{Object: id, DryRun: opts.DryRun, Action: Failed}
 	mapping, skip, err := m.mapFor(ctx, obj, opts)
 	if err != nil {
@@ -450,6 +450,19 @@ func (m *Manager) mapFor(ctx context.Context, obj *unstructured.Unstructured, op
 			}
 			return nil, "", m.fail(ctx, id, "map", err)
 		}
+		if m.health.outage() > 0 {
+			// The server is failing: discovery may have failed too, and
+			// not knowing the kind says nothing about the server.
+			if transient.wait(ctx, err) {
+				m.refresh()
+				continue
+			}
+			cause := error(fmt.Errorf("the server is not answering (last error: %w)", err))
+			if oerr := outageExceeded(ctx); oerr != nil {
+				cause = oerr
+			}
+			return nil, "", m.fail(ctx, id, "map", &OutageError{For: m.health.outage(), Limit: opts.Retry.Timeout, cause: cause})
+		}
 		if opts.DryRun && m.dryRunCreatedKind(gk) {
 			return nil, "dry run: its CustomResourceDefinition would be created by this apply", nil
 		}
@@ -471,6 +484,10 @@ func (m *Manager) mapFor(ctx context.Context, obj *unstructured.Unstructured, op
 			}
 			if ctx.Err() != nil {
 				return nil, "", m.fail(ctx, id, "apply", ctx.Err())
+			}
+			if oerr := outageExceeded(ctx); oerr != nil {
+				return nil, "", &ApplyError{Object: id, Verb: "apply", Reason: ReasonUnavailable,
+					Err: fmt.Errorf("waiting for the API of %s: %w", what, oerr)}
 			}
 			return nil, "", &ApplyError{Object: id, Verb: "apply", Reason: ReasonResourceTypeMissing,
 				Err: fmt.Errorf("the server has no API for %s: its CustomResourceDefinition did not become available within %s", what, opts.TypeWait)}

@@ -92,8 +92,13 @@ func (m *Manager) waitEstablished(ctx context.Context, ri dynamic.ResourceInterf
 			return m.fail(ctx, id, "wait", err)
 		case err != nil:
 			if !b.wait(ctx, err) {
+				if oerr := outageExceeded(ctx); oerr != nil {
+					err = fmt.Errorf("%w (last error: %v)", oerr, err)
+				}
 				return m.fail(ctx, id, "wait", err)
 			}
+		case outageExceeded(ctx) != nil:
+			return m.fail(ctx, id, "wait", outageExceeded(ctx))
 		case !nudged && time.Since(start) >= establishNudge && installing(lastObj):
 			nudged = true
 			noteWait(ctx, "nudging: Installing for "+establishNudge.String())

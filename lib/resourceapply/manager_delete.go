@@ -16,7 +16,7 @@ import (
 // writes nothing. It does not wait for finalizers. Errors are *ApplyError.
 func (m *Manager) Delete(ctx context.Context, obj *unstructured.Unstructured, opts ApplyOptions) (Change, error) {
 	id := IDOf(obj)
-	ctx = withWaitNote(withoutBodyLogs(WithObject(ctx, id), obj), id, opts.OnWait)
+	ctx = withOutageLimit(withWaitNote(withoutBodyLogs(WithObject(ctx, id), obj), id, opts.OnWait), m.health, opts.Retry.Timeout)
 	change := Change{Object: id, DryRun: opts.DryRun, Action: Failed}
 	mapping, err := m.mapping(obj.GroupVersionKind())
 	if err != nil {

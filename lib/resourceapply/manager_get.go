@@ -14,6 +14,7 @@ import (
 // a kind the server does not serve is ReasonResourceTypeMissing.
 func (m *Manager) Get(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string, opts RetryOptions) (*unstructured.Unstructured, error) {
 	id := manifest.ID{Group: gvk.Group, Kind: gvk.Kind, Namespace: namespace, Name: name}
+	ctx = withOutageLimit(ctx, m.health, opts.Timeout)
 	mapping, err := m.mapping(gvk)
 	if err != nil {
 		return nil, m.fail(ctx, id, "get", err)

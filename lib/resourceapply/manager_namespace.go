@@ -35,6 +35,10 @@ func (m *Manager) waitNamespace(ctx context.Context, id manifest.ID, ns string, 
 			if ctx.Err() != nil {
 				return "", m.fail(ctx, id, "apply", ctx.Err())
 			}
+			if oerr := outageExceeded(ctx); oerr != nil {
+				return "", &ApplyError{Object: id, Verb: "apply", Reason: ReasonUnavailable,
+					Err: fmt.Errorf("waiting for namespace %s: %w", ns, oerr)}
+			}
 			msg := fmt.Errorf("namespace %q does not exist, and no Namespace in this apply creates it", ns)
 			if m.isExpectedNamespace(ns) {
 				msg = fmt.Errorf("namespace %q does not exist: this apply did not create it within %s", ns, opts.TypeWait)

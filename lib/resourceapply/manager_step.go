@@ -94,6 +94,7 @@ func (m *Manager) RunStep(ctx context.Context, s component.Step, opts StepOption
 		DryRun:       opts.DryRun,
 	}
 	res := StepResult{Step: s.Name(), DryRun: opts.DryRun}
+	ctx = withOutageLimit(ctx, m.health, opts.Retry.Timeout)
 	err := retry(ctx, opts.Retry, func() error { return s.Run(ctx, c) })
 	res.Writes = int(writes.Load())
 	switch {

@@ -43,7 +43,9 @@ func newBackoff(opts RetryOptions) *backoff {
 }
 
 // wait pauses before the next attempt after err. It returns false, without
-// pausing, when the pause would end after the deadline, and when ctx ends.
+// pausing, when the pause would end after the deadline or the server has
+// been failing for longer than the retry window (withOutageLimit), and
+// when ctx ends.
 func (b *backoff) wait(ctx context.Context, err error) bool {
 	d := b.next
 	// Jitter: 75% to 125% of the nominal pause.
@@ -51,7 +53,7 @@ func (b *backoff) wait(ctx context.Context, err error) bool {
 	if secs, ok := apierrors.SuggestsClientDelay(err); ok && time.Duration(secs)*time.Second > d {
 		d = time.Duration(secs) * time.Second
 	}
-	if time.Now().Add(d).After(b.deadline) {
+	if time.Now().Add(d).After(b.deadline) || outageExceeded(ctx) != nil {
 		return false
 	}
 	if b.next *= 2; b.next > b.opts.MaxBackoff {

@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -165,6 +166,59 @@ func TestFaults(t *testing.T) {
 				if n == 0 {
 					r.t.Error("no connection to freeze: the test proves nothing")
 				}
+			},
+		},
+		{
+			// Longer than the retry window (shortened to keep the test
+			// lean): the objects in flight fail as server unavailable,
+			// the apply ends, and the re-run converges.
+			name:  "kube-apiserver down longer than the retry window",
+			args:  []string{"--retry-timeout=5s"},
+			after: 150,
+			inject: func(r *faultRun) {
+				if err := r.s.Kill(apiserver.APIServer); err != nil {
+					r.t.Fatal(err)
+				}
+				// The apply must end on its own while the server is down.
+				select {
+				case <-r.bg.done:
+				case <-time.After(90 * time.Second):
+					r.t.Error("the apply did not end while the server was down")
+				}
+				if err := r.s.Restart(r.t.Context(), apiserver.APIServer); err != nil {
+					r.t.Fatal(err)
+				}
+			},
+			check: func(t *testing.T, r *faultRun, code int, events []event) {
+				checkLikeUninterrupted(t, r, code, events)
+				n := 0
+				for _, reason := range failures(events) {
+					if reason == "ServerUnavailable" {
+						n++
+					}
+				}
+				if n == 0 {
+					t.Error("no object failed as ServerUnavailable: the outage was not seen")
+				}
+			},
+		},
+		{
+			// Priority and fairness on (the default), with a priority
+			// level for the applier that rejects what its seats cannot
+			// take at once.
+			name: "load shedding (429) with priority and fairness",
+			setup: func(t *testing.T, s *apiserver.Server) (string, *stallProxy) {
+				kc := serviceAccountKubeconfig(t, s)
+				rejectingPriorityLevel(t, s)
+				return kc, nil
+			},
+			check: func(t *testing.T, r *faultRun, code int, events []event) {
+				n := requestsAnswered(t, r.s, "429")
+				t.Logf("kube-apiserver answered %d requests with 429", n)
+				if n == 0 {
+					t.Error("the server shed no load: the test proves nothing")
+				}
+				checkLikeUninterrupted(t, r, code, events)
 			},
 		},
 		{
@@ -463,6 +517,56 @@ func kubeconfigWith(t *testing.T, s *apiserver.Server, change func(*clientcmdCon
 // serviceAccountKubeconfig returns a kubeconfig for a service account bound
 // to cluster-admin: unlike the admin's group system:masters, it is subject
 // to the server's in-flight limits.
+// rejectingPriorityLevel puts the requests of serviceAccountKubeconfig's
+// service account in a priority level of their own, with the smallest
+// share of the server's concurrency and limit response Reject: what its
+// few seats cannot take at once is answered 429 by priority and fairness.
+func rejectingPriorityLevel(t *testing.T, s *apiserver.Server) {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(s.RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	shares := int32(1)
+	lendable := int32(0)
+	plc := &flowcontrolv1.PriorityLevelConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "payload-apply-e2e"},
+		Spec: flowcontrolv1.PriorityLevelConfigurationSpec{
+			Type: flowcontrolv1.PriorityLevelEnablementLimited,
+			Limited: &flowcontrolv1.LimitedPriorityLevelConfiguration{
+				NominalConcurrencyShares: &shares,
+				LendablePercent:          &lendable,
+				LimitResponse:            flowcontrolv1.LimitResponse{Type: flowcontrolv1.LimitResponseTypeReject},
+			},
+		},
+	}
+	if _, err := cs.FlowcontrolV1().PriorityLevelConfigurations().Create(ctx, plc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	fs := &flowcontrolv1.FlowSchema{
+		ObjectMeta: metav1.ObjectMeta{Name: "payload-apply-e2e"},
+		Spec: flowcontrolv1.FlowSchemaSpec{
+			PriorityLevelConfiguration: flowcontrolv1.PriorityLevelConfigurationReference{Name: plc.Name},
+			MatchingPrecedence:         100,
+			DistinguisherMethod:        &flowcontrolv1.FlowDistinguisherMethod{Type: flowcontrolv1.FlowDistinguisherMethodByUserType},
+			Rules: []flowcontrolv1.PolicyRulesWithSubjects{{
+				Subjects: []flowcontrolv1.Subject{{Kind: flowcontrolv1.SubjectKindServiceAccount,
+					ServiceAccount: &flowcontrolv1.ServiceAccountSubject{Namespace: "default", Name: "payload-apply"}}},
+				ResourceRules: []flowcontrolv1.ResourcePolicyRule{{Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"},
+					ClusterScope: true, Namespaces: []string{"*"}}},
+				NonResourceRules: []flowcontrolv1.NonResourcePolicyRule{{Verbs: []string{"*"}, NonResourceURLs: []string{"*"}}},
+			}},
+		},
+	}
+	if _, err := cs.FlowcontrolV1().FlowSchemas().Create(ctx, fs, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The API server's configuration controller takes the new objects
+	// up within a second or so.
+	time.Sleep(2 * time.Second)
+}
+
 func serviceAccountKubeconfig(t *testing.T, s *apiserver.Server) string {
 	t.Helper()
 	cs, err := kubernetes.NewForConfig(s.RESTConfig())
