@@ -69,6 +69,11 @@ type ApplyOptions struct {
 	// an Upgrade's preconditions), as the CVO goes on reconciling and
 	// reporting the rejection.
 	KeepReleaseAccepted bool
+	// SkipChecks turns off the checks made before anything is sent
+	// (plan.Plan.Check: what the API server would refuse, for the types
+	// known offline). With them, an apply whose plan has such an error
+	// writes nothing and reports every error.
+	SkipChecks bool
 	// RetryTimeout is how long the transient failures of one request
 	// (connection refused, 5xx, 429, timeouts) are retried before the
 	// object fails as ServerUnavailable or Timeout; zero: resourceapply's
@@ -262,6 +267,11 @@ func run(ctx context.Context, c *Cluster, p *plan.Plan, opts ApplyOptions, st ru
 	// A Cluster may apply again (the operator's passes): what the Manager
 	// learned in an earlier apply is not trusted.
 	mgr.NewRun()
+	if !opts.SkipChecks {
+		if r := preflight(ctx, p, start); r != nil {
+			return r
+		}
+	}
 	objs := p.Unstructured()
 	mgr.ExpectKinds(resourceapply.CRDKinds(objs)...)
 	mgr.ExpectNamespaces(resourceapply.Namespaces(objs)...)
@@ -394,4 +404,27 @@ func CredentialsError(err error) bool {
 		return true
 	}
 	return false
+}
+
+// preflight checks the plan's objects as the API server would (plan.Check)
+// before anything is sent: with an error, or an interrupt meanwhile, it
+// returns the report of an apply that wrote nothing; else nil.
+func preflight(ctx context.Context, p *plan.Plan, start time.Time) *ApplyReport {
+	findings, err := p.Check(ctx)
+	r := &ApplyReport{Objects: &resourceapply.ChangeSet{}, Steps: &resourceapply.ChangeSet{}, Tasks: len(p.Graph.Tasks), StepTasks: p.Graph.StepCount()}
+	switch {
+	case err != nil || ctx.Err() != nil:
+		n := len(p.Graph.Tasks)
+		c := interruptReport(p.Graph.Tasks, make([]resourceapply.Change, n), make([]resourceapply.Reason, n))
+		r.Interrupted = &c
+	default:
+		if err := plan.CheckErrors(findings); err != nil {
+			r.Errors = err.(interface{ Unwrap() []error }).Unwrap()
+		}
+	}
+	if r.Errors == nil && r.Interrupted == nil {
+		return nil
+	}
+	r.Duration = time.Since(start)
+	return r
 }

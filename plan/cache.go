@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 
+	"github.com/payload-apply/payload-apply/lib/apicheck"
 	"github.com/payload-apply/payload-apply/lib/manifest"
 	"github.com/payload-apply/payload-apply/lib/overlay"
 	"github.com/payload-apply/payload-apply/payload"
@@ -22,6 +23,7 @@ import (
 // concurrent use; a nil *Cache caches nothing.
 type Cache struct {
 	overlays *overlay.Cache
+	schemas  *apicheck.Cache
 
 	mu       sync.Mutex
 	profiles map[profileKey]*once[*payload.Payload]
@@ -63,6 +65,7 @@ type profileKey struct {
 func NewCache() *Cache {
 	return &Cache{
 		overlays: overlay.NewCache(),
+		schemas:  apicheck.NewCache(),
 		profiles: map[profileKey]*once[*payload.Payload]{},
 		yaml:     map[*manifest.Manifest]*once[[]byte]{},
 	}

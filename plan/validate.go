@@ -35,7 +35,8 @@ type ValidateOptions struct {
 
 // Validate checks a payload the way `payload-apply validate` reports it and
 // returns every finding, sorted by file and document: parse errors,
-// repeated YAML keys, annotation lint, objects included twice and the
+// repeated YAML keys, annotation lint, objects included twice, what the
+// API server would refuse in the included objects (CheckObjects) and the
 // overlays each profile applies, built over its selection (for every
 // profile and feature set, or only those opts names), overlays no profile
 // applies, image references, and file names the task graph cannot order;
@@ -192,6 +193,7 @@ func duplicateFindings(ctx context.Context, p *payload.Payload, set *profiles.Se
 	byKey := map[string]*dup{}
 	var order []string
 	var out []manifest.Finding
+	seen := map[manifest.Finding]bool{}
 	overlays := newOverlayChecker(opts)
 	for _, prof := range profileNames {
 		for _, fs := range featureSets {
@@ -207,6 +209,11 @@ func duplicateFindings(ctx context.Context, p *payload.Payload, set *profiles.Se
 			sel, err := r.payload.Select(r.selector)
 			if err == nil {
 				out = append(out, overlays.check(ctx, r, sel.Included)...)
+				checked, err := CheckObjects(ctx, sel.Included, opts.Cache.schemas)
+				if err != nil {
+					return nil, err
+				}
+				out = appendNew(out, seen, checked)
 				continue
 			}
 			for _, e := range flatten(err) {
@@ -243,6 +250,18 @@ func duplicateFindings(ctx context.Context, p *payload.Payload, set *profiles.Se
 	}
 	out = append(out, overlays.unused(set)...)
 	return out, nil
+}
+
+// appendNew appends the findings not seen yet (the same object checked in
+// several selections is reported once).
+func appendNew(out []manifest.Finding, seen map[manifest.Finding]bool, fs []manifest.Finding) []manifest.Finding {
+	for _, f := range fs {
+		if !seen[f] {
+			seen[f] = true
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // imageFindings checks container images against image-references: every

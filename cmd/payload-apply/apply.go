@@ -31,6 +31,7 @@ func applyCommand() *command {
 			fs.BoolVar(&o.wait, "wait", false, "wait until the applied objects are ready (ClusterOperators available with their versions); ends early at a failure no waiting fixes")
 			fs.BoolVar(&o.waitOnFailure, "wait-on-failure", false, "with --wait: wait for the rest until ready or --timeout even after failures no waiting fixes")
 			fs.DurationVar(&o.timeout, "timeout", 30*time.Minute, "give up after this long (apply and wait together)")
+			fs.BoolVar(&o.validate, "validate", true, "check the objects as the API server would (types, schemas of the payload's CRDs, names, labels, annotations) before sending anything, and apply nothing when one fails; --validate=false leaves every check to the server")
 			fs.DurationVar(&o.retryTimeout, "retry-timeout", resourceapply.DefaultRetryOptions().Timeout, "how long one request's transient failures (connection refused, 5xx, 429, timeouts) are retried before its object fails")
 			fs.StringVar(&o.dryRun, "dry-run", "none", `"server" (or --dry-run alone): send every write as a server-side dry run; "none": apply`)
 			fs.Lookup("dry-run").NoOptDefVal = "server"
@@ -53,6 +54,7 @@ type applyOptions struct {
 	waitOnFailure bool
 	timeout       time.Duration
 	retryTimeout  time.Duration
+	validate      bool
 	dryRun        string
 	output        *outputFlag
 	order         string
@@ -160,6 +162,7 @@ func (o *applyOptions) Run(parent context.Context, s IOStreams) error {
 		Abort:         abort,
 		Sink:          prog,
 		RetryTimeout:  o.retryTimeout,
+		SkipChecks:    !o.validate,
 	})
 	var mismatch *clustersync.ReleaseMismatchError
 	if errors.As(errors.Join(r.Errors...), &mismatch) {

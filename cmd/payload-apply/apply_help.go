@@ -67,6 +67,16 @@ embedded://payload-apply@sha256:..., which --payload accepts too).
    waited, when the wait gives up, and what is pending grouped by reason
    ("12 not Available: ClusterOperator/dns, ...").
 
+Before anything is sent, every object is checked as the API server would
+check it, for the types known offline ('payload-apply validate' reports the
+same): built-in kinds against their types, custom resources against the
+OpenAPI schema of their CustomResourceDefinition in the payload, and every
+object's apiVersion, kind, name, namespace, labels and annotations (a
+non-string annotation value, "replicas: three", a kind: List). An object
+that fails stops the apply before its first write, with every such error
+on its own line (FILE#DOC: Kind/ns/name: field: what is wrong);
+--validate=false leaves the checks to the server.
+
 Objects are applied with server-side apply (field manager payload-apply,
 conflicts forced), one request per object, after reading the live object
 (not needed in a namespace this apply created; a kind with several objects

@@ -30,6 +30,18 @@ applies, container images against image-references, and file names the task
 graph cannot order. Overlay problems name the overlay's kustomization file
 (or the profile file that lists a missing overlay).
 
+What the API server would refuse is checked too, in each selection's objects
+(FILE#DOC: error: Kind/ns/name: FIELD: what is wrong): an apiVersion or kind
+with spaces or of the wrong type, a client-side kind: List, a name, namespace,
+label or annotation the server does not accept (a number where a string goes:
+quote it), a built-in kind's fields against its type (replicas: "three"), and
+custom resources against the OpenAPI v3 schema of their
+CustomResourceDefinition in the payload, as the API server applies it: types,
+enums, patterns, required fields after defaults, list keys, and fields the
+schema does not declare (server-side apply refuses them). A field a built-in
+type does not have is a warning: apply drops it, as the CVO does. Rules in
+x-kubernetes-validations (CEL) are left to the server.
+
 A release image (--payload an OCI layout or image tarball) is also checked as
 'build' checks it: release-manifests/ with release-metadata and
 image-references, the io.openshift.release label equal to the release
