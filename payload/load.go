@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/payload-apply/payload-apply/lib/manifest"
+	"github.com/payload-apply/payload-apply/lib/safefs"
 	"github.com/payload-apply/payload-apply/profiles"
 )
 
@@ -248,7 +249,7 @@ func load(ctx context.Context, fsys fs.FS, opts LoadOptions) (*Payload, error) {
 		errs = append(errs, metaErrs...)
 	case errors.Is(err, fs.ErrNotExist):
 	default:
-		errs = append(errs, &manifest.ParseError{File: ReleaseManifestDir, Doc: -1, Err: err})
+		errs = append(errs, &manifest.ParseError{File: ReleaseManifestDir, Doc: -1, Err: safefs.WithoutPath(err, ReleaseManifestDir)})
 	}
 
 	cvoEntries, err := fs.ReadDir(fsys, ManifestDir)
@@ -257,7 +258,7 @@ func load(ctx context.Context, fsys fs.FS, opts LoadOptions) (*Payload, error) {
 		found = true
 	case errors.Is(err, fs.ErrNotExist):
 	default:
-		errs = append(errs, &manifest.ParseError{File: ManifestDir, Doc: -1, Err: err})
+		errs = append(errs, &manifest.ParseError{File: ManifestDir, Doc: -1, Err: safefs.WithoutPath(err, ManifestDir)})
 	}
 	if !found {
 		return nil, fmt.Errorf("payload has neither %s/ nor %s/", ManifestDir, ReleaseManifestDir)

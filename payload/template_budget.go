@@ -125,9 +125,13 @@ func (b *budget) execute(t *template.Template, w io.Writer, data TemplateData) (
 	if errors.As(err, &le) {
 		return le
 	}
-	var ee template.ExecError
-	if errors.As(err, &ee) && errors.Is(ee.Err, ErrMissingImage) {
-		return ee.Err
+	if errors.Is(err, ErrMissingImage) {
+		// The error index made, without text/template's wrapping.
+		for e := err; e != nil; e = errors.Unwrap(e) {
+			if errors.Unwrap(e) == ErrMissingImage {
+				return e
+			}
+		}
 	}
 	if err == nil {
 		return nil

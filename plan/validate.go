@@ -122,6 +122,7 @@ func validate(ctx context.Context, opts Options, vopts ValidateOptions) ([]manif
 	if release {
 		findings = append(findings, releaseFindings(p, findings, labels)...)
 	}
+	findings = appendNew(nil, map[manifest.Finding]bool{}, findings)
 	SortFindings(findings)
 	return findings, nil
 }
@@ -204,7 +205,13 @@ func duplicateFindings(ctx context.Context, p *payload.Payload, set *profiles.Se
 			o.Loaded, o.Profile, o.FeatureSet, o.Profiles = p, prof, fs, set
 			r, err := resolve(ctx, o)
 			if err != nil {
-				return nil, err
+				if ctx.Err() != nil {
+					return nil, err
+				}
+				// The profile's templates do not render (the file
+				// is named): a finding, and the next selection.
+				out = appendNew(out, seen, errorFindings(err))
+				continue
 			}
 			sel, err := r.payload.Select(r.selector)
 			if err == nil {

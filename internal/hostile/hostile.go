@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -54,11 +55,15 @@ func Padded(doc string, n int) string {
 	return doc + "data: {x: " + strings.Repeat("x", n) + "}\n"
 }
 
+// FIFO, as a WriteTree value, makes a named pipe with no writer: opening it
+// for reading blocks for good.
+const FIFO = "\x00fifo"
+
 // WriteTree writes files under dir: each key a slash-separated path
 // relative to dir (it may climb out of dir with "../", to put something
-// beside a payload), each value the file's content, or "-> TARGET" for a
-// symbolic link to TARGET. When several maps name the same path, the last
-// one wins.
+// beside a payload), each value the file's content, "-> TARGET" for a
+// symbolic link to TARGET, or FIFO for a named pipe. When several maps name
+// the same path, the last one wins.
 func WriteTree(t testing.TB, dir string, files ...map[string]string) {
 	t.Helper()
 	all := map[string]string{}
@@ -73,6 +78,8 @@ func WriteTree(t testing.TB, dir string, files ...map[string]string) {
 		var err error
 		if target, ok := strings.CutPrefix(body, "-> "); ok {
 			err = os.Symlink(target, p)
+		} else if body == FIFO {
+			err = syscall.Mkfifo(p, 0o644)
 		} else {
 			err = os.WriteFile(p, []byte(body), 0o644)
 		}

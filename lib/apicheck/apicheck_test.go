@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/payload-apply/payload-apply/lib/apicheck"
 	"github.com/payload-apply/payload-apply/lib/manifest"
 )
@@ -52,15 +54,21 @@ spec:
       openAPIV3Schema: {type: object}
 `
 
+// parse decodes the documents of text as objects held in memory (as
+// overlays and components make them), without Parse's own refusals.
 func parse(t *testing.T, file, text string) []*manifest.Manifest {
 	t.Helper()
-	ms, err := manifest.Parse(file, []byte(text), manifest.ParseOptions{})
-	if err != nil {
-		t.Fatalf("%s: %v", file, err)
-	}
-	out := make([]*manifest.Manifest, len(ms))
-	for i := range ms {
-		out[i] = &ms[i]
+	var out []*manifest.Manifest
+	for i, doc := range strings.Split(text, "\n---\n") {
+		obj := map[string]any{}
+		if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
+			t.Fatalf("%s#%d: %v", file, i, err)
+		}
+		m, err := manifest.FromObject(file, i, obj)
+		if err != nil {
+			t.Fatalf("%s#%d: %v", file, i, err)
+		}
+		out = append(out, m)
 	}
 	return out
 }

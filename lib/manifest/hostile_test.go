@@ -51,6 +51,16 @@ func TestParseHostile(t *testing.T) {
 		{name: "not UTF-8", data: okDoc + "data: {x: \"\xff\xfe\"}\n", want: "f.yaml: file is not valid UTF-8"},
 		{name: "UTF-16", data: "\xff\xfea\x00p\x00i\x00", want: "f.yaml: file is not valid UTF-8"},
 		{name: "NUL bytes", data: okDoc + "data: {x: \"\x00\"}\n", want: "f.yaml#0: yaml: control characters are not allowed"},
+		{name: "namespace a number", data: okDoc + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: num, namespace: 7}\n",
+			want: "f.yaml#1: ConfigMap/num: metadata.namespace: must be a string, not the number 7", good: 1},
+		{name: "annotation a number", data: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  annotations: {include.release.openshift.io/x: \"true\", replicas: 3}\n",
+			want: "f.yaml#0: ConfigMap/a: metadata.annotations[replicas]: must be a string, not the number 3 (quote it)"},
+		{name: "annotation a boolean", data: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  annotations: {include.release.openshift.io/x: true}\n",
+			want: "f.yaml#0: ConfigMap/a: metadata.annotations[include.release.openshift.io/x]: must be a string, not the boolean true (quote it)"},
+		{name: "labels a list", data: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  labels: [a, b]\n",
+			want: "f.yaml#0: ConfigMap/a: metadata.labels: must be a map of strings, not a list"},
+		{name: "label a number and namespace a map", data: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: {x: y}\n  labels: {tier: 1}\n",
+			want: "f.yaml#0: ConfigMap/a: metadata.labels[tier]: must be a string, not the number 1 (quote it); metadata.namespace: must be a string, not a map"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"unicode"
@@ -244,6 +245,14 @@ type ParseOptions struct {
 // documents are skipped. Every bad document is reported as a *ParseError in
 // the joined error, and the good ones are still returned.
 //
+// A document whose metadata.namespace is not a string, or whose labels or
+// annotations are not maps of strings, is a *ParseError naming the object
+// and each field (the others are still returned): the API server refuses
+// such an object, and the accessors every later step reads it through
+// would silently see no namespace, or no labels or annotations (so no
+// inclusion annotation: excluded everywhere). What else CheckObject finds
+// is left to lib/apicheck (validate, and apply before it writes).
+//
 // A file above opts.Limits.MaxFileSize is refused whole (one file-level
 // *ParseError, nothing decoded); a document above MaxDocumentSize or
 // nested deeper than MaxDepth is a *ParseError for that document, and the
@@ -278,6 +287,10 @@ func Parse(file string, data []byte, opts ParseOptions) ([]Manifest, error) {
 		if tooDeep(m.Obj.Object, limits.MaxDepth) {
 			errs = append(errs, &ParseError{File: file, Doc: d.Index, Line: d.Line,
 				Err: &LimitError{What: "depth", Size: int64(limits.MaxDepth) + 1, Limit: int64(limits.MaxDepth)}})
+			continue
+		}
+		if probs := silentProblems(m.Obj.Object); len(probs) > 0 {
+			errs = append(errs, &ParseError{File: file, Doc: d.Index, Line: d.Line, Err: objectError(m, probs)})
 			continue
 		}
 		m.File = file
@@ -341,7 +354,19 @@ func decodeSlow(d Document) (*Manifest, error) {
 	m := &Manifest{}
 	if err := m.Manifest.UnmarshalJSON(raw); err != nil {
 		// The decoder's messages quote the whole object; say what is wrong
-		// in a few words when it is one of the usual problems.
+		// in a few words when it is one of the usual problems: a field
+		// of metadata of the wrong type, a missing kind or name.
+		var obj map[string]any
+		if json.Unmarshal(raw, &obj) == nil {
+			if probs := silentProblems(obj); len(probs) > 0 {
+				kind, _ := obj["kind"].(string)
+				name := ""
+				if md, ok := obj["metadata"].(map[string]any); ok {
+					name, _ = md["name"].(string)
+				}
+				return nil, problemsError(kind, name, probs)
+			}
+		}
 		if short := checkRequired(raw); short != nil {
 			return nil, short
 		}
@@ -430,4 +455,32 @@ func FromObject(file string, doc int, obj map[string]any) (*Manifest, error) {
 	m.OriginalFilename = baseName(file)
 	m.Raw = nil
 	return m, nil
+}
+
+// objectError says what CheckObject found in m, naming the object.
+func objectError(m *Manifest, probs []FieldError) error {
+	kind, _ := m.Obj.Object["kind"].(string)
+	return problemsError(kind, m.Obj.GetName(), probs)
+}
+
+func problemsError(kind, name string, probs []FieldError) error {
+	sort.Slice(probs, func(i, j int) bool { return probs[i].Field < probs[j].Field })
+	msgs := make([]string, len(probs))
+	for i, p := range probs {
+		msgs[i] = p.Error()
+	}
+	return fmt.Errorf("%s/%s: %s", kind, name, strings.Join(msgs, "; "))
+}
+
+// silentProblems are the problems of CheckObject that unstructured's
+// accessors hide: a namespace, labels or annotations of the wrong type.
+func silentProblems(obj map[string]any) []FieldError {
+	var out []FieldError
+	for _, p := range CheckObject(obj) {
+		silent := p.Field == "metadata.namespace" || strings.HasPrefix(p.Field, "metadata.labels") || strings.HasPrefix(p.Field, "metadata.annotations")
+		if silent && (strings.HasPrefix(p.Message, "must be a string") || strings.HasPrefix(p.Message, "must be a map of strings")) {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -145,11 +145,19 @@ func FuzzParse(f *testing.F) {
 	for _, file := range realpayload.Sample(f, 40, 32<<10) {
 		f.Add(file.Data)
 	}
+	for _, s := range []string{"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: 7}\n",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, annotations: {x: 1}, labels: [y]}\n"} {
+		f.Add([]byte(s))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ms, err := Parse("fuzz.yaml", data, ParseOptions{})
 		for i := range ms {
 			if ms[i].Obj == nil || ms[i].GVK.Kind == "" || ms[i].Obj.GetName() == "" {
 				t.Fatalf("manifest %d without kind or name: %+v", i, ms[i])
+			}
+			// What accessors would hide never comes through.
+			if probs := silentProblems(ms[i].Obj.Object); len(probs) > 0 {
+				t.Fatalf("manifest %d has %v", i, probs)
 			}
 		}
 		_ = err

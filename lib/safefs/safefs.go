@@ -20,16 +20,22 @@ type SpecialFileError struct {
 	Path string
 	// Mode is the file's type.
 	Mode fs.FileMode
+	// Dir is set when a directory was wanted.
+	Dir bool
 }
 
 // Error prints e.g. "x.yaml: not a regular file: a named pipe (FIFO)"
-// (without "x.yaml: " when Path is empty, for callers that name the file
-// themselves).
+// ("not a directory" when one was wanted; without "x.yaml: " when Path is
+// empty, for callers that name the file themselves).
 func (e *SpecialFileError) Error() string {
-	if e.Path == "" {
-		return fmt.Sprintf("%v: %s", ErrSpecialFile, Describe(e.Mode))
+	what := ErrSpecialFile.Error()
+	if e.Dir {
+		what = "not a directory"
 	}
-	return fmt.Sprintf("%s: %v: %s", e.Path, ErrSpecialFile, Describe(e.Mode))
+	if e.Path == "" {
+		return fmt.Sprintf("%s: %s", what, Describe(e.Mode))
+	}
+	return fmt.Sprintf("%s: %s: %s", e.Path, what, Describe(e.Mode))
 }
 
 // Unwrap returns ErrSpecialFile.
@@ -94,7 +100,24 @@ func Check(path string, info fs.FileInfo, k Kind) error {
 	if k == Directory && info.Mode().IsRegular() {
 		return &fs.PathError{Op: "read", Path: path, Err: errors.New("not a directory")}
 	}
-	return &SpecialFileError{Path: path, Mode: info.Mode()}
+	return &SpecialFileError{Path: path, Mode: info.Mode(), Dir: k == Directory}
+}
+
+// WithoutPath returns err without the path it names, when it is a
+// *SpecialFileError or a *fs.PathError for path: for callers whose own
+// error names the file already.
+func WithoutPath(err error, path string) error {
+	var se *SpecialFileError
+	if errors.As(err, &se) && se.Path == path {
+		c := *se
+		c.Path = ""
+		return &c
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == path {
+		return pe.Err
+	}
+	return err
 }
 
 // openFlags open for reading without blocking on a FIFO (O_NONBLOCK has
