@@ -113,8 +113,8 @@ bench-100x:
 # package's testdata/fuzz/: commit it with the fix.
 FUZZ_TARGETS := \
 	./lib/manifest:FuzzParse ./lib/manifest:FuzzSplitYAML ./lib/manifest:FuzzFastDecode \
-	./lib/manifest:FuzzMarshalYAML ./lib/manifest:FuzzInclude ./lib/manifest:FuzzDecodeParsed \
-	./payload:FuzzParseFileName ./payload:FuzzTaskGraph \
+	./lib/manifest:FuzzMarshalYAML ./lib/manifest:FuzzInclude ./lib/manifest:FuzzDecodeParsed ./lib/manifest:FuzzQuoteName \
+	./payload:FuzzParseFileName ./payload:FuzzTaskGraph ./payload:FuzzRenderTemplate \
 	./profiles:FuzzMerge ./lib/overlay:FuzzOverlay \
 	./lib/image:FuzzFlatten ./lib/image:FuzzLoadArchive ./lib/image:FuzzOpenLayout \
 	./components/nodetuning:FuzzParseCPUList ./components/nodetuning:FuzzParseHugePageSize \

@@ -241,7 +241,7 @@ func ownedInRequired(fields map[string]any, r any, path string) (bool, string) {
 		case strings.HasPrefix(key, "i:"):
 			i, err := strconv.Atoi(key[2:])
 			list, ok := r.([]any)
-			if err != nil || !ok || i >= len(list) {
+			if err != nil || !ok || i < 0 || i >= len(list) {
 				return false, strings.TrimPrefix(fmt.Sprintf("%s[%s]", path, key[2:]), ".")
 			}
 			if len(subFields) > 0 {

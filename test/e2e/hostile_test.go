@@ -157,6 +157,21 @@ func TestApplyHostilePayload(t *testing.T) {
 		{name: "overlay reaching out", payload: func(t *testing.T) string { return writeHostilePayload(t, nil) },
 			args: []string{"--profile=evil", "--profiles-dir=@/../profiles", "--overlays-dir=@/../overlays"},
 			code: 1, want: `overlays/evil/kustomization.yaml: resources[0] "../../secret.yaml": refers outside the overlay directory evil`},
+		{name: "a named pipe", payload: func(t *testing.T) string {
+			return writeHostilePayload(t, map[string]string{"release-manifests/0000_50_hostile_02_fifo.yaml": hostile.FIFO})
+		}, code: 1, want: "release-manifests/0000_50_hostile_02_fifo.yaml: not a regular file: a named pipe (FIFO)"},
+		{name: "an image image-references lacks", payload: func(t *testing.T) string {
+			return writeHostilePayload(t, map[string]string{"manifests/0000_00_cluster-version-operator_99_x.yaml": included("ConfigMap", "x", "hostile-e2e") + "data: {image: '{{index .Images \"nope\"}}'}\n"})
+		}, code: 1, want: `manifests/0000_00_cluster-version-operator_99_x.yaml: image-references has no such tag: "nope"`},
+		{name: "replicas three", payload: func(t *testing.T) string {
+			return writeHostilePayload(t, map[string]string{"release-manifests/0000_50_hostile_02_d.yaml": strings.Replace(included("Deployment", "d", "hostile-e2e"), "apiVersion: v1", "apiVersion: apps/v1", 1) + "spec: {replicas: three}\n"})
+		}, code: 1, want: "release-manifests/0000_50_hostile_02_d.yaml#0: Deployment.apps/hostile-e2e/d: spec.replicas: must be of type int32, not string"},
+		{name: "kind List", payload: func(t *testing.T) string {
+			return writeHostilePayload(t, map[string]string{"release-manifests/0000_50_hostile_02_l.yaml": included("List", "l", "") + "items: [{apiVersion: v1, kind: ConfigMap, metadata: {name: in-list, namespace: hostile-e2e}}]\n"})
+		}, code: 1, want: "release-manifests/0000_50_hostile_02_l.yaml#0: List/l: kind: List is a client-side list"},
+		{name: "a numeric annotation", payload: func(t *testing.T) string {
+			return writeHostilePayload(t, map[string]string{"release-manifests/0000_50_hostile_02_a.yaml": included("ConfigMap", "a", "hostile-e2e") + "    replicas: 3\n"})
+		}, code: 1, want: "release-manifests/0000_50_hostile_02_a.yaml#0: ConfigMap/a: metadata.annotations[replicas]: must be a string, not the number 3 (quote it)"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
