@@ -1,19 +1,23 @@
 package apicheck
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
 	apiextensions "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
-	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/listtype"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
-	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	openapierrors "k8s.io/kube-openapi/pkg/validation/errors"
+	"k8s.io/kube-openapi/pkg/validation/strfmt"
+	"k8s.io/kube-openapi/pkg/validation/validate"
 
 	"github.com/payload-apply/payload-apply/lib/manifest"
 )
@@ -30,7 +34,7 @@ type compiledVersion struct {
 	served     bool
 	status     bool // status is a subresource: a create or update ignores it
 	structural *structuralschema.Structural
-	validator  validation.SchemaValidator
+	validator  *validate.SchemaValidator
 	err        error // the schema cannot be compiled
 }
 
@@ -71,12 +75,13 @@ func compileCRD(obj *unstructured.Unstructured) *compiledCRD {
 			cv.err = err
 			continue
 		}
-		validator, _, err := validation.NewSchemaValidator(&internal)
-		if err != nil {
-			cv.err = err
-			continue
-		}
-		cv.structural, cv.validator = ss, validator
+		// The structural schema as an OpenAPI schema, validated with
+		// kube-openapi's validator: what the API server's
+		// apiextensions validation runs (without its CEL rules, and
+		// without linking CEL: k8s.io/apiextensions-apiserver's
+		// validation package brings cel-go and k8s.io/apiserver along).
+		cv.structural = ss
+		cv.validator = validate.NewSchemaValidator(ss.ToKubeOpenAPI(), nil, "", strfmt.Default)
 	}
 	return cc
 }
@@ -133,11 +138,85 @@ func (c *Checker) checkCustom(crd *manifest.Manifest, u *unstructured.Unstructur
 	for _, p := range pruning.PruneWithOptions(obj, cv.structural, true, opts) {
 		bad(p, "field not declared in the schema of %s (its CustomResourceDefinition %s): server-side apply refuses it", u.GetKind(), crd.Position())
 	}
-	structuraldefaulting.Default(obj, cv.structural)
-	out = appendFieldErrors(out, validation.ValidateCustomResource(nil, obj, cv.validator))
+	applyDefaults(obj, cv.structural)
+	out = append(out, resultProblems(cv.validator.Validate(obj))...)
 	out = appendFieldErrors(out, listtype.ValidateListSetsAndMaps(nil, cv.structural, obj))
 	for i := range out {
 		out[i].Field = strings.TrimPrefix(out[i].Field, "<nil>.")
+	}
+	return out
+}
+
+// applyDefaults sets, in x, the default of every field the schema gives
+// one and x leaves out, as the API server does before it validates.
+func applyDefaults(x any, s *structuralschema.Structural) {
+	if s == nil {
+		return
+	}
+	switch t := x.(type) {
+	case map[string]any:
+		for k, prop := range s.Properties {
+			if _, ok := t[k]; !ok && prop.Default.Object != nil {
+				t[k] = runtime.DeepCopyJSONValue(prop.Default.Object)
+			}
+		}
+		for k, v := range t {
+			if prop, ok := s.Properties[k]; ok {
+				applyDefaults(v, &prop)
+			} else if s.AdditionalProperties != nil {
+				applyDefaults(v, s.AdditionalProperties.Structural)
+			}
+		}
+	case []any:
+		for _, v := range t {
+			applyDefaults(v, s.Items)
+		}
+	}
+}
+
+// resultProblems turns kube-openapi's validation errors into problems
+// worded as the API server words them (field.Required, NotSupported,
+// TypeInvalid, Invalid).
+func resultProblems(r *validate.Result) []Problem {
+	if r == nil || r.IsValid() {
+		return nil
+	}
+	var out []Problem
+	for _, err := range r.Errors {
+		var ve *openapierrors.Validation
+		if !errors.As(err, &ve) {
+			out = append(out, Problem{Message: err.Error(), Severity: Error})
+			continue
+		}
+		path := field.NewPath("")
+		if name := strings.TrimPrefix(ve.Name, "."); name != "" && name != "." {
+			path = field.NewPath(name)
+		}
+		value := ve.Value
+		if value == nil {
+			value = ""
+		}
+		var fe *field.Error
+		switch ve.Code() {
+		case openapierrors.RequiredFailCode:
+			fe = field.Required(path, "")
+		case openapierrors.EnumFailCode:
+			var allowed []string
+			for _, v := range ve.Values {
+				if s, ok := v.(string); ok {
+					allowed = append(allowed, s)
+				} else {
+					b, _ := json.Marshal(v)
+					allowed = append(allowed, string(b))
+				}
+			}
+			fe = field.NotSupported(path, ve.Value, allowed)
+		case openapierrors.InvalidTypeCode:
+			fe = field.TypeInvalid(path, value, ve.Error())
+		default:
+			fe = field.Invalid(path, value, ve.Error())
+		}
+		out = append(out, problemOf(fe, Error))
 	}
 	return out
 }
