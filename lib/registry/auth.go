@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/payload-apply/payload-apply/lib/safefs"
 )
 
 // maxAuthFileSize bounds a credentials file and a helper's answer.
@@ -214,7 +215,8 @@ func normalizeAuthKey(key string) string {
 }
 
 func readAuthFile(file string) (*authFile, error) {
-	f, err := os.Open(file)
+	// A named pipe or device is refused without being opened.
+	f, err := safefs.Open(file, safefs.Regular)
 	if err != nil {
 		return nil, err
 	}

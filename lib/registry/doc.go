@@ -20,5 +20,5 @@
 // signature type it reads and writes) and the standard library; never
 // client-go or the payload model.
 //
-// May import: lib/image, lib/signature.
+// May import: lib/image, lib/safefs, lib/signature.
 package registry

@@ -41,6 +41,13 @@ func (d Dir) open(name string, k Kind) (*os.File, error) {
 		return nil, err
 	}
 	defer r.Close()
+	return OpenIn(r, name, k)
+}
+
+// OpenIn opens name under r for reading when it is of a kind k accepts,
+// as Open does (stat, O_NONBLOCK, fstat): a named pipe or a device inside
+// a root is refused without blocking.
+func OpenIn(r *os.Root, name string, k Kind) (*os.File, error) {
 	st, err := r.Stat(name)
 	if err != nil {
 		return nil, err

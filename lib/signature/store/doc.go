@@ -15,5 +15,5 @@
 // It imports library-go's pkg/verify packages, client-go's typed core
 // client (for the ConfigMap store) and the standard library.
 //
-// May import: nothing.
+// May import: lib/safefs.
 package store

@@ -18,6 +18,7 @@ import (
 	"github.com/openshift/library-go/pkg/verify/store/configmap"
 	"github.com/openshift/library-go/pkg/verify/store/sigstore"
 	"github.com/openshift/library-go/pkg/verify/util"
+	"github.com/payload-apply/payload-apply/lib/safefs"
 	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -76,7 +77,9 @@ func (d Dir) Signatures(ctx context.Context, _ string, digest string, fn lgstore
 }
 
 func readBounded(root *os.Root, name string) ([]byte, error) {
-	f, err := root.Open(name)
+	// A named pipe or device in the store is refused, never opened
+	// (an open would block for good).
+	f, err := safefs.OpenIn(root, name, safefs.Regular)
 	if err != nil {
 		return nil, err
 	}

@@ -8,7 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	lgstore "github.com/openshift/library-go/pkg/verify/store"
@@ -98,5 +100,33 @@ func TestHTTP(t *testing.T) {
 		if _, err := store.Parse(bad, nil); err == nil {
 			t.Errorf("Parse(%q): no error", bad)
 		}
+	}
+}
+
+// TestDirNamedPipe: a named pipe in the store is refused at once (an open
+// would block for good), and the signatures after it are still read.
+func TestDirNamedPipe(t *testing.T) {
+	d := store.Dir(t.TempDir())
+	if _, err := d.Add(digest, []byte("one")); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(string(d), "sha256="+strings.TrimPrefix(digest, "sha256:"))
+	if err := syscall.Mkfifo(filepath.Join(dir, "signature-2"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "signature-3"), []byte("three"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	var sigs []string
+	var errs []error
+	go func() { defer close(done); sigs, errs = collect(t, d) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("reading the store blocked on a named pipe")
+	}
+	if diff := cmp.Diff([]string{"one", "three"}, sigs); diff != "" || len(errs) != 1 || !strings.Contains(errs[0].Error(), "not a regular file: a named pipe (FIFO)") {
+		t.Errorf("signatures (-want +got):\n%s, errors %v", diff, errs)
 	}
 }
