@@ -160,7 +160,7 @@ func TestCapabilitiesOf(t *testing.T) {
 kind: ConfigMap
 metadata:
   name: x
-  namespace: y
+  namespace: insights
   annotations:
     capability.openshift.io/name: Insights
 `), manifest.ParseOptions{})
