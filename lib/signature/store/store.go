@@ -96,39 +96,50 @@ func readBounded(root *os.Root, name string) ([]byte, error) {
 
 // Add writes sig as the first free signature-N of digest (creating the
 // directories) and returns its path. A signature already there (the same
-// bytes) is not written twice.
+// bytes) is not written twice. Everything goes through an os.Root of the
+// store, as Signatures reads it: a symbolic link inside the store cannot
+// lead the write out of it, and a named pipe at a signature's place is
+// passed over without being opened.
 func (d Dir) Add(digest string, sig []byte) (string, error) {
 	prefix, err := util.DigestToKeyPrefix(digest, "=")
 	if err != nil {
 		return "", err
 	}
-	dir := path.Join(string(d), prefix)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(string(d), 0o755); err != nil {
 		return "", err
 	}
+	root, err := os.OpenRoot(string(d))
+	if err != nil {
+		return "", err
+	}
+	defer root.Close()
+	if err := root.MkdirAll(prefix, 0o755); err != nil {
+		return "", fmt.Errorf("%s: %w", path.Join(string(d), prefix), err)
+	}
 	for i := 1; i <= MaxSignatures; i++ {
-		p := path.Join(dir, "signature-"+strconv.Itoa(i))
-		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		name := path.Join(prefix, "signature-"+strconv.Itoa(i))
+		p := path.Join(string(d), name)
+		f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if errors.Is(err, fs.ErrExist) {
-			if old, err := os.ReadFile(p); err == nil && string(old) == string(sig) {
+			if old, err := readBounded(root, name); err == nil && string(old) == string(sig) {
 				return p, nil
 			}
 			continue
 		}
 		if err != nil {
-			return "", err
+			return "", fmt.Errorf("%s: %w", p, err)
 		}
 		_, err = f.Write(sig)
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
 		if err != nil {
-			os.Remove(p)
-			return "", err
+			_ = root.Remove(name)
+			return "", fmt.Errorf("%s: %w", p, err)
 		}
 		return p, nil
 	}
-	return "", fmt.Errorf("%s: already %d signatures, the most a store is read for", dir, MaxSignatures)
+	return "", fmt.Errorf("%s: already %d signatures, the most a store is read for", path.Join(string(d), prefix), MaxSignatures)
 }
 
 // HTTP returns a store reading u (http or https) laid out as Dir is, with

@@ -130,3 +130,41 @@ func TestDirNamedPipe(t *testing.T) {
 		t.Errorf("signatures (-want +got):\n%s, errors %v", diff, errs)
 	}
 }
+
+// TestDirAddConfined: Add passes over a named pipe at a signature's place
+// without blocking, and a symbolic link inside the store that leads out
+// of it is refused: nothing is written outside.
+func TestDirAddConfined(t *testing.T) {
+	d := store.Dir(t.TempDir())
+	dir := filepath.Join(string(d), "sha256="+strings.TrimPrefix(digest, "sha256:"))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "signature-1"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	var p string
+	var err error
+	go func() { defer close(done); p, err = d.Add(digest, []byte("two")) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Add blocked on a named pipe")
+	}
+	if err != nil || p != filepath.Join(dir, "signature-2") {
+		t.Errorf("Add: %q, %v; want signature-2", p, err)
+	}
+
+	outside := t.TempDir()
+	linked := store.Dir(t.TempDir())
+	if err := os.Symlink(outside, filepath.Join(string(linked), "sha256="+strings.TrimPrefix(digest, "sha256:"))); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := linked.Add(digest, []byte("sig")); err == nil || !strings.Contains(err.Error(), "escapes") {
+		t.Errorf("Add through a link out of the store: %q, %v; want a path that escapes", p, err)
+	}
+	if entries, _ := os.ReadDir(outside); len(entries) != 0 {
+		t.Errorf("written outside the store: %v", entries)
+	}
+}
