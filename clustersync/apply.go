@@ -2,6 +2,7 @@ package clustersync
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -45,7 +46,9 @@ type ApplyOptions struct {
 	// finish before their requests are canceled; zero: DefaultGrace.
 	Grace time.Duration
 	// Abort, when it is closed after ctx ended, cancels the tasks in
-	// flight at once (a second interrupt). Nil: only Grace ends them.
+	// flight at once (a second interrupt, or the end of SIGTERM's
+	// shorter grace), and the record's last write then gets half a
+	// second. Nil: only Grace ends them.
 	Abort <-chan struct{}
 	// SlowAfter is how long a task may take before a Slow event names it,
 	// and how often Slow comes; zero: DefaultSlowAfter.
@@ -363,9 +366,17 @@ func run(ctx context.Context, c *Cluster, p *plan.Plan, opts ApplyOptions, st ru
 	r.Errors = errs
 	if rec != nil {
 		// The interrupt's work context may be over: the last write gets
-		// its own time.
-		fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		// its own time, little when the run was told to stop at once
+		// (Abort: a second interrupt, or SIGTERM's short grace).
+		limit := 30 * time.Second
+		if ctx.Err() != nil && closed(opts.Abort) {
+			limit = abortedRecordTime
+		}
+		fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), limit)
 		if err := rec.finish(fctx, r); err != nil {
+			if fctx.Err() != nil && limit == abortedRecordTime {
+				err = fmt.Errorf("the record: not brought up to date within %s of the stop: %w (the next run brings it up to date)", limit, err)
+			}
 			r.Errors = append(r.Errors, err)
 		}
 		fcancel()
@@ -375,6 +386,24 @@ func run(ctx context.Context, c *Cluster, p *plan.Plan, opts ApplyOptions, st ru
 	r.Requests = c.Requests.Counts()
 	r.Duration = time.Since(start)
 	return r
+}
+
+// abortedRecordTime bounds the record's last write after an apply was
+// told to stop at once (ApplyOptions.Abort), so that the process can end
+// within the time its supervisor gives it.
+const abortedRecordTime = 500 * time.Millisecond
+
+// closed reports whether ch is closed (nil: never).
+func closed(ch <-chan struct{}) bool {
+	if ch == nil {
+		return false
+	}
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 // isolated reports failures that concern their object alone: its type or

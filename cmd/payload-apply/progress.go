@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/payload-apply/payload-apply/clustersync"
@@ -67,11 +69,16 @@ func printInterrupted(w io.Writer, r *clustersync.ApplyReport) {
 // interruptMessage is what an apply says when interrupted; cause is the
 // run's context's.
 func interruptMessage(e clustersync.Interrupting, cause error) string {
-	what := "interrupted"
-	if cause == errStdoutClosed {
+	what, grace := "interrupted", e.Grace
+	var se *signalError
+	switch {
+	case cause == errStdoutClosed:
 		what = "stdout closed by its reader: stopping as on an interrupt"
+	case errors.As(cause, &se) && se.sig == syscall.SIGTERM:
+		// secondSignal stops the objects in flight after termGrace.
+		what, grace = "terminated (SIGTERM)", min(grace, termGrace)
 	}
-	return fmt.Sprintf("%s: starting nothing new; waiting up to %s for %s in flight (interrupt again to stop now)", what, e.Grace, clustersync.Plural(e.InFlight, "object"))
+	return fmt.Sprintf("%s: starting nothing new; waiting up to %s for %s in flight (interrupt again to stop now)", what, grace, clustersync.Plural(e.InFlight, "object"))
 }
 
 // stepLine prints "step NAME: configured (1 write)", "step NAME: failed: ERR".

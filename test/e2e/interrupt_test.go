@@ -213,10 +213,12 @@ func TestSIGTERMInEachPhase(t *testing.T) {
 		}
 	})
 	t.Run("wait", func(t *testing.T) {
-		// The embedded payload's ClusterOperators never become
-		// available: nobody plays the operators here.
+		// The real payload's ClusterOperators never become available:
+		// nobody plays the operators here. The same payload as above,
+		// which the cluster's record now names: this apply finishes the
+		// interrupted one, then waits.
 		r := signalWhen(t, 5*time.Minute, syscall.SIGTERM, eventLine("wait", 1),
-			"apply", kc, "--wait", "--timeout=10m", "-o", "json")
+			"apply", kc, "--payload", realpayload.Dir(t), "--wait", "--wait-on-failure", "--timeout=10m", "-o", "json")
 		checkSignaled(t, r, "")
 		sum := summaryOf(t, parseEvents(t, r.stdout))
 		if sum.Interrupted == nil || !*sum.Interrupted {

@@ -3,12 +3,14 @@
 package e2e
 
 import (
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/payload-apply/payload-apply/internal/hostile"
+	"github.com/payload-apply/payload-apply/payload"
 	"github.com/payload-apply/payload-apply/test/apiserver"
 )
 
@@ -67,17 +69,30 @@ spec:
 			object: "Widget/w", reason: "ResourceTypeMissing",
 			want: "Widget.example.com/w: apply: resource type missing: the server has no API for Widget in example.com/v1: its CustomResourceDefinition was not applied: CustomResourceDefinition.apiextensions.k8s.io/widgets.example.com: apply: invalid: "},
 	}
+	// Every apply keeps the cluster's record: its CRD comes with the
+	// payload, as with a real one.
+	const recordCRD = "manifests/0000_00_cluster-version-operator_01_clusterversions.crd.yaml"
+	cvCRD, err := fs.ReadFile(payload.Embedded(), recordCRD)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "p")
 			hostile.WriteTree(t, dir, map[string]string{
+				recordCRD:                                    string(cvCRD),
 				"release-manifests/release-metadata":         `{"kind": "cincinnati-metadata-v0", "version": "4.22.0"}`,
 				"release-manifests/image-references":         `{"kind": "ImageStream", "apiVersion": "image.openshift.io/v1", "metadata": {"name": "4.22.0"}, "spec": {"tags": []}}`,
 				"release-manifests/0000_00_rel_00_ns.yaml":   included("Namespace", "openshift-config", ""),
 				"release-manifests/0000_50_rel_00_ns.yaml":   included("Namespace", "rel-e2e", ""),
 				"release-manifests/0000_60_other_00_cm.yaml": included("ConfigMap", "other", "rel-e2e"),
 			}, tc.files)
-			r := runBounded(t, 3*time.Minute, "apply", "--kubeconfig="+s.Kubeconfig, "--payload="+dir, "-o", "json")
+			// --order install: after the first case the record says
+			// the release is installed, and the CVO's update order
+			// (run levels in series) would make the Widget at 05 wait
+			// for a CustomResourceDefinition at 70 that cannot come
+			// before it (docs/reliability.md, "Not done").
+			r := runBounded(t, 3*time.Minute, "apply", "--kubeconfig="+s.Kubeconfig, "--payload="+dir, "--order=install", "-o", "json")
 			t.Logf("exit %d in %s", r.code, r.took.Round(100*time.Millisecond))
 			if r.code != 1 {
 				t.Errorf("exit %d, want 1; stderr:\n%.3000s", r.code, r.stderr)

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -27,13 +26,15 @@ type bounded struct {
 }
 
 // runBounded runs the command with a deadline of its own and measures its
-// time and peak memory; a run that does not end by the deadline fails the
-// test (it is killed).
+// time and peak memory (its own: see peakHelperEnv); a run that does not
+// end by the deadline fails the test (it is killed).
 func runBounded(t *testing.T, deadline time.Duration, args ...string) bounded {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), deadline)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, args...)
+	peakMB, cleanup := peakCommand(cmd)
+	defer cleanup()
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	start := time.Now()
@@ -49,9 +50,7 @@ func runBounded(t *testing.T, deadline time.Duration, args ...string) bounded {
 	case err != nil:
 		t.Fatalf("%v: %v", args, err)
 	}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		r.peakMB = ru.Maxrss >> 10
-	}
+	r.peakMB = peakMB()
 	return r
 }
 
@@ -206,7 +205,7 @@ func TestBlockingOpens(t *testing.T) {
 		{name: "--payload, its manifests/ a pipe", files: with(smallPayload, map[string]string{"p/manifests": hostile.FIFO}),
 			args: []string{"render", "--payload", "@/p"}, code: 1, want: []string{"error: manifests: not a directory: a named pipe (FIFO)"}},
 		{name: "build --from", files: map[string]string{"src/0000_50_x_01_a.yaml": hostile.FIFO},
-			args: []string{"build", "--from", "@/src", "--version", "4.22.0", "-o", "@/out.tar"}, code: 1, want: []string{pipe}},
+			args: []string{"build", "--from", "@/src", "--version", "4.22.0", "--output-file", "@/out.tar"}, code: 1, want: []string{pipe}},
 	})
 }
 
@@ -292,7 +291,7 @@ func TestOutputConfined(t *testing.T) {
 		}
 	}
 	base := with(smallPayload, map[string]string{"outside/victim.yaml": "untouched"})
-	render := []string{"render", "--payload", "@/p", "-o", "@/out"}
+	render := []string{"render", "--payload", "@/p", "--output-dir", "@/out"}
 	runClass(t, []classCase{
 		{name: "a directory linked out", files: with(base, map[string]string{"out/release-manifests": "-> ../outside"}),
 			args: render, code: 1, want: []string{"refusing to write outside the output directory"}, check: outsideUntouched},
