@@ -113,7 +113,7 @@ bench-100x:
 # package's testdata/fuzz/: commit it with the fix.
 FUZZ_TARGETS := \
 	./lib/manifest:FuzzParse ./lib/manifest:FuzzSplitYAML ./lib/manifest:FuzzFastDecode \
-	./lib/manifest:FuzzMarshalYAML ./lib/manifest:FuzzInclude ./lib/manifest:FuzzDecodeParsed ./lib/manifest:FuzzQuoteName \
+	./lib/manifest:FuzzMarshalYAML ./lib/manifest:FuzzInclude ./lib/manifest:FuzzDecodeParsed \
 	./payload:FuzzParseFileName ./payload:FuzzTaskGraph ./payload:FuzzRenderTemplate \
 	./profiles:FuzzMerge ./lib/overlay:FuzzOverlay \
 	./lib/image:FuzzFlatten ./lib/image:FuzzLoadArchive ./lib/image:FuzzOpenLayout \

@@ -204,6 +204,11 @@ func TestBlockingOpens(t *testing.T) {
 			args: []string{"validate", "--payload", "@/img.tar"}, code: 2, want: []string{pipe}},
 		{name: "--payload, its manifests/ a pipe", files: with(smallPayload, map[string]string{"p/manifests": hostile.FIFO}),
 			args: []string{"render", "--payload", "@/p"}, code: 1, want: []string{"error: manifests: not a directory: a named pipe (FIFO)"}},
+		{name: "--kubeconfig", files: with(smallPayload, map[string]string{"kc": hostile.FIFO}),
+			args: []string{"apply", "--payload", "@/p", "--kubeconfig", "@/kc"}, code: 2, want: []string{"--kubeconfig: @/kc: " + pipe}},
+		{name: "a kubeconfig's token file", files: with(smallPayload, map[string]string{"token": hostile.FIFO,
+			"kc": "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\nusers: [{name: u, user: {tokenFile: token}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n"}),
+			args: []string{"status", "--kubeconfig", "@/kc"}, code: 2, want: []string{"kubeconfig: token file: @/token: " + pipe}},
 		{name: "build --from", files: map[string]string{"src/0000_50_x_01_a.yaml": hostile.FIFO},
 			args: []string{"build", "--from", "@/src", "--version", "4.22.0", "--output-file", "@/out.tar"}, code: 1, want: []string{pipe}},
 	})
@@ -279,7 +284,11 @@ func noRaw(t *testing.T, r bounded) {
 }
 
 // TestOutputConfined: render --output-dir writes nothing outside its
-// directory, whatever links stand in it, and never blocks on a pipe.
+// directory, whatever links stand in it, and never blocks on a pipe: a
+// directory holding anything is refused (--clean removes only an earlier
+// render's regular files, never a link or a pipe), and the writes go
+// through os.Root (lib/safefs.TestOutputConfines: a link that appears
+// after the check is refused too).
 func TestOutputConfined(t *testing.T) {
 	outsideUntouched := func(t *testing.T, root string, r bounded) {
 		entries, _ := os.ReadDir(filepath.Join(root, "outside"))
@@ -292,16 +301,31 @@ func TestOutputConfined(t *testing.T) {
 	}
 	base := with(smallPayload, map[string]string{"outside/victim.yaml": "untouched"})
 	render := []string{"render", "--payload", "@/p", "--output-dir", "@/out"}
+	clean := append(render[:len(render):len(render)], "--clean")
+	const notEmpty, notRender = "not empty (release-manifests)", "--clean removes only what render writes"
 	runClass(t, []classCase{
 		{name: "a directory linked out", files: with(base, map[string]string{"out/release-manifests": "-> ../outside"}),
-			args: render, code: 1, want: []string{"refusing to write outside the output directory"}, check: outsideUntouched},
-		{name: "a directory linked out by an absolute path", files: with(base, map[string]string{"out/release-manifests": "-> /tmp"}),
-			args: render, code: 1, want: []string{"refusing to write outside the output directory"}, check: outsideUntouched},
-		{name: "a file linked out", files: with(base, map[string]string{"out/release-manifests/0000_50_rel_00_ns.yaml": "-> ../../outside/victim.yaml"}),
-			args: render, code: 0, check: outsideUntouched},
-		{name: "a pipe at a file's place", files: with(base, map[string]string{"out/release-manifests/0000_50_rel_00_ns.yaml": hostile.FIFO}),
-			args: render, code: 0, maxTime: 5 * time.Second,
+			args: render, code: 2, want: []string{notEmpty}, check: outsideUntouched},
+		{name: "a directory linked out, --clean", files: with(base, map[string]string{"out/release-manifests": "-> ../outside"}),
+			args: clean, code: 2, want: []string{notRender, "@/out/release-manifests is not"}, check: outsideUntouched},
+		{name: "a directory linked out by an absolute path, --clean", files: with(base, map[string]string{"out/release-manifests": "-> /tmp"}),
+			args: clean, code: 2, want: []string{notRender}, check: outsideUntouched},
+		{name: "a file linked out, --clean", files: with(base, map[string]string{"out/release-manifests/0000_50_rel_00_ns.yaml": "-> ../../outside/victim.yaml"}),
+			args: clean, code: 2, want: []string{notRender, "0000_50_rel_00_ns.yaml (not a regular file) is not"}, check: outsideUntouched},
+		{name: "a pipe at a file's place, --clean", files: with(base, map[string]string{"out/release-manifests/0000_50_rel_00_ns.yaml": hostile.FIFO}),
+			args: clean, code: 2, maxTime: 5 * time.Second, want: []string{notRender, "0000_50_rel_00_ns.yaml (not a regular file) is not"},
 			check: func(t *testing.T, root string, r bounded) {
+				// Lstat, never a read: the test must not block on it either.
+				if st, err := os.Lstat(filepath.Join(root, "out", "release-manifests", "0000_50_rel_00_ns.yaml")); err != nil || st.Mode().Type()&os.ModeNamedPipe == 0 {
+					t.Errorf("the pipe was replaced or removed: %v, %v", st, err)
+				}
+			}},
+		{name: "an earlier render, --clean", files: with(base, map[string]string{"out/release-manifests/old.yaml": "old: true\n"}),
+			args: clean, code: 0, check: func(t *testing.T, root string, r bounded) {
+				outsideUntouched(t, root, r)
+				if _, err := os.Lstat(filepath.Join(root, "out", "release-manifests", "old.yaml")); err == nil {
+					t.Error("the earlier render's file is still there")
+				}
 				b, err := os.ReadFile(filepath.Join(root, "out", "release-manifests", "0000_50_rel_00_ns.yaml"))
 				if err != nil || !strings.Contains(string(b), "name: rel-e2e") {
 					t.Errorf("the file was not written: %q, %v", b, err)
