@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/cpuset"
@@ -23,12 +24,26 @@ type FieldError struct {
 }
 
 // Error prints `FIELD "VALUE" DETAIL`, or `FIELD: DETAIL` without a value.
+// A value longer than maxQuotedValue bytes (a name of 253 is not) is cut
+// there, followed by its length ("0-3,0-3,..." (70000 bytes)): an error
+// is one readable line, however long the input.
 func (e FieldError) Error() string {
 	if e.Value == "" {
 		return e.Field + ": " + e.Detail
 	}
-	return fmt.Sprintf("%s %q %s", e.Field, e.Value, e.Detail)
+	v := e.Value
+	if len(v) > maxQuotedValue {
+		cut := maxQuotedValue
+		for cut > 0 && !utf8.RuneStart(v[cut]) {
+			cut--
+		}
+		return fmt.Sprintf("%s %q... (%d bytes) %s", e.Field, v[:cut], len(v), e.Detail)
+	}
+	return fmt.Sprintf("%s %q %s", e.Field, v, e.Detail)
 }
+
+// maxQuotedValue is how much of a value an error quotes.
+const maxQuotedValue = 256
 
 // topologyPolicies are the kubelet topology manager policies.
 var topologyPolicies = []string{"none", "best-effort", "restricted", "single-numa-node"}

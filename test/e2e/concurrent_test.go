@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"context"
 	"sync"
 	"testing"
 	"time"
@@ -26,10 +27,16 @@ func TestConcurrentApplies(t *testing.T) {
 		var wg sync.WaitGroup
 		results := make([]result, 2)
 		start := time.Now()
+		// Each round is bounded: two applies alone take about 15 s.
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 		for i := range results {
-			wg.Go(func() { results[i] = cli(t, t.Context(), args...) })
+			wg.Go(func() { results[i] = cli(t, ctx, args...) })
 		}
 		wg.Wait()
+		if ctx.Err() != nil {
+			t.Fatalf("round %d: the applies did not end within 5 minutes", round)
+		}
+		cancel()
 		t.Logf("round %d: both applies ended in %s", round, time.Since(start).Round(100*time.Millisecond))
 		for i, r := range results {
 			if r.code != wantCode {

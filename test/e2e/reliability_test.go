@@ -146,9 +146,20 @@ func nested(open, body, close string, n int) string {
 	return strings.Repeat(open, n) + body + strings.Repeat(close, n)
 }
 
+// perfProfile is a PerformanceProfile extra manifest (node tuning renders
+// it with the embedded payload) with the isolated CPU list and huge pages
+// given.
+func perfProfile(isolated, pages string) map[string]string {
+	return map[string]string{"extra/0000_50_x_01_pp.yaml": "apiVersion: performance.openshift.io/v2\nkind: PerformanceProfile\nmetadata:\n  name: pp\nspec:\n" +
+		"  cpu: {isolated: '" + isolated + "', reserved: '0'}\n  hugepages:\n    defaultHugepagesSize: 2M\n    pages:\n" + pages +
+		"  nodeSelector: {node-role.kubernetes.io/worker: ''}\n"}
+}
+
+const ppError = "extra/0000_50_x_01_pp.yaml#0: PerformanceProfile/pp: "
+
 // TestWorkWithoutBudget: templates that would run for hours, recurse or
-// build gigabytes stop fast, with an error naming the file, in little
-// memory.
+// build gigabytes, and CPU lists that would expand to billions of CPUs,
+// stop fast, with an error naming the file, in little memory.
 func TestWorkWithoutBudget(t *testing.T) {
 	render := []string{"render", "--payload", "@/p"}
 	fail := func(name, body, want string) classCase {
@@ -163,6 +174,24 @@ func TestWorkWithoutBudget(t *testing.T) {
 		fail("printf of a billion bytes", `{{$x := printf "%0999999999d" 0}}`, "template function would build a string of"),
 		fail("a string doubled", `{{$s := "0123456789"}}{{range 100}}{{$s = printf "%s%s" $s $s}}{{end}}`, "template function would build a string of"),
 		fail("nesting a hundred thousand deep", nested("{{if 1}}", "", "{{end}}", 100_000), "template control structures nested more than 100 levels deep"),
+	})
+	render = []string{"render", "--list", "--extra-manifests", "@/extra"}
+	page := "      - {size: 2M, count: 1}\n"
+	cpus := func(name, list, want string) classCase {
+		return classCase{name: name, files: perfProfile(list, page), args: render, code: 1, maxTime: 5 * time.Second, maxMB: 200,
+			want: []string{ppError + `spec.cpu.isolated "` + list + `" is not a CPU list such as "0-3,8": ` + want}}
+	}
+	runClass(t, []classCase{
+		cpus("a CPU range of two billion", "2-2000000000", `"2-2000000000": CPU 2000000000 is above the highest CPU id 8191`),
+		cpus("a CPU beyond int64", "1-3,4-99999999999999999999", `CPU 99999999999999999999 is above the highest CPU id 8191`),
+		{name: "ten thousand ranges of every CPU", files: perfProfile(strings.TrimSuffix(strings.Repeat("0-8191,", 10_000), ","), page), args: render, code: 1,
+			maxTime: 5 * time.Second, maxMB: 200, want: []string{ppError + `spec.cpu.isolated "0-8191,0-8191,`, `..." (69999 bytes) is not a CPU list such as "0-3,8": 69999 characters, more than 65536`},
+			check: func(t *testing.T, root string, r bounded) {
+				if len(r.stderr) > 2000 {
+					t.Errorf("the error is %d bytes long: it quotes the whole list", len(r.stderr))
+				}
+			}},
+		{name: "every CPU there may be", files: perfProfile("1-8191", page), args: render, code: 0, maxTime: 5 * time.Second, maxMB: 200},
 	})
 }
 
@@ -255,6 +284,15 @@ func TestSilentWrongResults(t *testing.T) {
 		{name: "file names with escapes, in errors", files: with(smallPayload, map[string]string{"p/release-manifests/0000_50_rel_01_\x1b]0;owned\x07.yaml": "kind: [\n"}),
 			args: []string{"validate", "--payload", "@/p"}, code: 1, want: []string{`"release-manifests/0000_50_rel_01_\x1b]0;owned\a.yaml"#0: error: `},
 			check: func(t *testing.T, root string, r bounded) { noRaw(t, r) }},
+		{name: "a huge page count above int32", files: perfProfile("1", "      - {size: 2M, count: 4294967297}\n"),
+			args: []string{"render", "--list", "--extra-manifests", "@/extra"}, code: 1,
+			want: []string{ppError + "spec.hugepages.pages[0].count: 4294967297 is out of range: want a 32-bit integer"}},
+		{name: "a NUMA node above int32", files: perfProfile("1", "      - {size: 2M, count: 1, node: 2147483648}\n"),
+			args: []string{"render", "--list", "--extra-manifests", "@/extra"}, code: 1,
+			want: []string{ppError + "spec.hugepages.pages[0].node: 2147483648 is out of range: want a 32-bit integer"}},
+		{name: "a huge page count below zero", files: perfProfile("1", "      - {size: 2M, count: -1}\n"),
+			args: []string{"render", "--list", "--extra-manifests", "@/extra"}, code: 1,
+			want: []string{ppError + `spec.hugepages.pages[0].count "-1" must not be negative`}},
 		{name: "a Secret in a List, diffed", files: with(smallPayload, map[string]string{"p/release-manifests/0000_50_rel_02_list.yaml": secretList}),
 			args: []string{"diff", "--payload", "@/p", "--profile", "self-managed-high-availability", "--against-profile", "single-node-developer"}, code: 1,
 			want: []string{"password: '***'", "token: '***'"},
