@@ -37,6 +37,11 @@ type applier struct {
 	// at once (they write nothing).
 	interrupt context.Context
 
+	// crdAfter are the tasks whose kind's CustomResourceDefinition
+	// comes after them in order (see crdAfter): they do not wait for it.
+	crdAfter map[int]*payload.Task
+	order    payload.Order
+
 	// update, when set, makes Apply wait as an update does (see
 	// updateWaits).
 	update *updateWaits
@@ -133,7 +138,14 @@ func (a *applier) Apply(ctx context.Context, t *payload.Task) error {
 		f.why = why
 		a.mu.Unlock()
 	}
+	crd, crdLater := a.crdAfter[t.Index]
+	if crdLater {
+		opts.TypeWait = 0
+	}
 	change, err := a.mgr.Apply(ctx, m.Obj, opts)
+	if crdLater && err != nil {
+		err = crdAfterError(err, t, crd, a.order)
+	}
 	if err == nil && a.update != nil {
 		if m.IsDelete() {
 			a.noteDeleted(ctx, t, change)

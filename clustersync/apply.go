@@ -321,6 +321,8 @@ func run(ctx context.Context, c *Cluster, p *plan.Plan, opts ApplyOptions, st ru
 		// The engine's stand-in for the CVO's retries at install: see
 		// docs/apply.md.
 		stage = payload.StageCRDsAndNamespaces
+	} else {
+		a.crdAfter, a.order = crdAfter(g), st.mode.order
 	}
 	states, errs := payload.Run(runCtx, g, a, payload.RunOptions{
 		Parallelism: opts.Parallelism,

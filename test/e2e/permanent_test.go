@@ -44,6 +44,7 @@ spec:
 		object string
 		reason string
 		want   string
+		order  string // --order; "": install
 	}
 	big := func(size int, name, server string) tcase {
 		return tcase{name: name,
@@ -68,6 +69,17 @@ spec:
 			},
 			object: "Widget/w", reason: "ResourceTypeMissing",
 			want: "Widget.example.com/w: apply: resource type missing: the server has no API for Widget in example.com/v1: its CustomResourceDefinition was not applied: CustomResourceDefinition.apiextensions.k8s.io/widgets.example.com: apply: invalid: "},
+		{name: "a CustomResourceDefinition after its objects in the update order",
+			files: map[string]string{
+				// Run levels in series: the CRD at 70 cannot come before
+				// the Widget at 05 is done; waiting for it would run out
+				// the two-minute type wait.
+				"release-manifests/0000_05_rel_01_widget.yaml": widget,
+				"release-manifests/0000_70_crds_00_crd.yaml":   crd("Widget", "Widgets"),
+			},
+			order:  "update",
+			object: "Widget/w", reason: "ResourceTypeMissing",
+			want: "Widget.example.com/w: apply: resource type missing: the server has no API for Widget in example.com/v1, and its CustomResourceDefinition (release-manifests/0000_70_crds_00_crd.yaml#0) comes after it in the update order: it cannot be waited for"},
 	}
 	// Every apply keeps the cluster's record: its CRD comes with the
 	// payload, as with a real one.
@@ -87,12 +99,11 @@ spec:
 				"release-manifests/0000_50_rel_00_ns.yaml":   included("Namespace", "rel-e2e", ""),
 				"release-manifests/0000_60_other_00_cm.yaml": included("ConfigMap", "other", "rel-e2e"),
 			}, tc.files)
-			// --order install: after the first case the record says
-			// the release is installed, and the CVO's update order
-			// (run levels in series) would make the Widget at 05 wait
-			// for a CustomResourceDefinition at 70 that cannot come
-			// before it (docs/reliability.md, "Not done").
-			r := runBounded(t, 3*time.Minute, "apply", "--kubeconfig="+s.Kubeconfig, "--payload="+dir, "--order=install", "-o", "json")
+			order := tc.order
+			if order == "" {
+				order = "install"
+			}
+			r := runBounded(t, 3*time.Minute, "apply", "--kubeconfig="+s.Kubeconfig, "--payload="+dir, "--order="+order, "-o", "json")
 			t.Logf("exit %d in %s", r.code, r.took.Round(100*time.Millisecond))
 			if r.code != 1 {
 				t.Errorf("exit %d, want 1; stderr:\n%.3000s", r.code, r.stderr)

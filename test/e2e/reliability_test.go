@@ -183,9 +183,9 @@ func TestWorkWithoutBudget(t *testing.T) {
 	}
 	runClass(t, []classCase{
 		cpus("a CPU range of two billion", "2-2000000000", `"2-2000000000": CPU 2000000000 is above the highest CPU id 8191`),
-		cpus("a CPU beyond int64", "1-3,4-99999999999999999999", `CPU 99999999999999999999 is above the highest CPU id 8191`),
+		cpus("a CPU beyond int64", "1-3,4-99999999999999999999", `"4-99999999999999999999": CPU 99999999999999999999 is above the highest CPU id 8191`),
 		{name: "ten thousand ranges of every CPU", files: perfProfile(strings.TrimSuffix(strings.Repeat("0-8191,", 10_000), ","), page), args: render, code: 1,
-			maxTime: 5 * time.Second, maxMB: 200, want: []string{ppError + `spec.cpu.isolated "0-8191,0-8191,`, `..." (69999 bytes) is not a CPU list such as "0-3,8": 69999 characters, more than 65536`},
+			maxTime: 5 * time.Second, maxMB: 200, want: []string{ppError + `spec.cpu.isolated "0-8191,0-8191,`, `"... (69999 bytes) is not a CPU list such as "0-3,8": 69999 characters, more than 65536`},
 			check: func(t *testing.T, root string, r bounded) {
 				if len(r.stderr) > 2000 {
 					t.Errorf("the error is %d bytes long: it quotes the whole list", len(r.stderr))
