@@ -11,6 +11,7 @@ import (
 
 	"github.com/payload-apply/payload-apply/clustersync"
 	"github.com/payload-apply/payload-apply/lib/clusterversion"
+	"github.com/payload-apply/payload-apply/lib/resourceapply"
 	"github.com/payload-apply/payload-apply/plan"
 	"github.com/payload-apply/payload-apply/upgrade"
 )
@@ -89,6 +90,8 @@ interrupted.`,
 			fs.BoolVar(&o.allowRollback, "allow-rollback", false, "allow a rollback to the cluster's previous version within its z-stream")
 			fs.IntVar(&o.parallelism, "parallelism", clustersync.DefaultParallelism, "task graph nodes applied at once")
 			fs.DurationVar(&o.timeout, "timeout", 0, "give up after this long; 0: no limit (an update waits for its operators)")
+			fs.DurationVar(&o.retryTimeout, "retry-timeout", resourceapply.DefaultRetryOptions().Timeout, "how long one request's transient failures (connection refused, 5xx, 429, timeouts) are retried before its object fails")
+			fs.BoolVar(&o.validate, "validate", true, "check the new release's objects as the API server would before sending anything, and apply nothing when one fails; --validate=false leaves every check to the server")
 			o.output = addOutputFlag(fs, formatText, formatJSON)
 			fs.Lookup("output").Usage = `"text": progress on stderr (--dry-run: the plan on stdout); "json": events on stdout (--dry-run: the plan as one object)`
 			o.kube.addFlags(fs)
@@ -112,6 +115,8 @@ type upgradeOptions struct {
 	allowRollback bool
 	parallelism   int
 	timeout       time.Duration
+	retryTimeout  time.Duration
+	validate      bool
 	output        *outputFlag
 
 	opts plan.Options
@@ -219,6 +224,7 @@ func (o *upgradeOptions) Run(parent context.Context, s IOStreams) error {
 	defer release()
 	opts := clustersync.DefaultApplyOptions()
 	opts.Parallelism, opts.Abort, opts.Sink = o.parallelism, abort, prog
+	opts.RetryTimeout, opts.SkipChecks = o.retryTimeout, !o.validate
 	if o.timeout > 0 {
 		opts.Timeout = o.timeout - time.Since(start)
 	}
