@@ -306,6 +306,8 @@ func run(ctx context.Context, c *Cluster, p *plan.Plan, opts ApplyOptions, st ru
 			r.Duration = time.Since(start)
 			return r
 		}
+		// The record's writes give up when the objects' requests do.
+		rec.w.retry = applyOpts.Retry
 	}
 
 	out.emit(Planned{Tasks: len(g.Tasks), Steps: g.StepCount()})
@@ -370,7 +372,7 @@ func run(ctx context.Context, c *Cluster, p *plan.Plan, opts ApplyOptions, st ru
 		// The interrupt's work context may be over: the last write gets
 		// its own time, little when the run was told to stop at once
 		// (Abort: a second interrupt, or SIGTERM's short grace).
-		limit := 30 * time.Second
+		limit := min(30*time.Second, applyOpts.Retry.Timeout)
 		if ctx.Err() != nil && closed(opts.Abort) {
 			limit = abortedRecordTime
 		}

@@ -163,6 +163,9 @@ func joinRisks(risks ...string) string {
 // It is safe for concurrent use.
 type recordWriter struct {
 	ri dynamic.ResourceInterface
+	// retry bounds the retries of a write (zero: resourceapply's
+	// defaults); a run sets its own retry window (ApplyOptions.RetryTimeout).
+	retry resourceapply.RetryOptions
 
 	mu     sync.Mutex
 	cv     *configv1.ClusterVersion
@@ -319,7 +322,7 @@ func (w *recordWriter) count() int {
 func (w *recordWriter) sync(ctx context.Context, p clusterversion.Progress) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	err := resourceapply.Retry(ctx, resourceapply.DefaultRetryOptions(), func() error {
+	err := resourceapply.Retry(ctx, w.retryOptions(), func() error {
 		next := w.cv.DeepCopy()
 		p.Generation = next.Generation
 		clusterversion.Update(&next.Status, p, metav1.NewTime(time.Now().Truncate(time.Second)))
@@ -334,12 +337,20 @@ func (w *recordWriter) sync(ctx context.Context, p clusterversion.Progress) erro
 	return nil
 }
 
+// retryOptions are w.retry, or resourceapply's defaults.
+func (w *recordWriter) retryOptions() resourceapply.RetryOptions {
+	if w.retry.Timeout > 0 {
+		return w.retry
+	}
+	return resourceapply.DefaultRetryOptions()
+}
+
 // setCondition sets one condition of the record's status (see
 // clusterversion.SetCondition), writing it when it changes.
 func (w *recordWriter) setCondition(ctx context.Context, c configv1.ClusterOperatorStatusCondition, now time.Time) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	err := resourceapply.Retry(ctx, resourceapply.DefaultRetryOptions(), func() error {
+	err := resourceapply.Retry(ctx, w.retryOptions(), func() error {
 		next := w.cv.DeepCopy()
 		clusterversion.SetCondition(&next.Status.Conditions, c, metav1.NewTime(now.Truncate(time.Second)))
 		if equality.Semantic.DeepEqual(next.Status, w.cv.Status) {

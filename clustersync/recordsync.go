@@ -114,6 +114,18 @@ func (r *recordProgress) progress() clusterversion.Progress {
 func (r *recordProgress) follow(ctx context.Context, stop <-chan struct{}, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	// A write in flight when the run's graph ends is given up (finish
+	// writes the end): during an outage it would retry for the whole
+	// retry window after the objects gave up.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	for {
 		select {
 		case <-stop:

@@ -172,9 +172,10 @@ func TestFaults(t *testing.T) {
 			// Longer than the retry window (shortened to keep the test
 			// lean): the objects in flight fail as server unavailable,
 			// the apply ends, and the re-run converges.
+			// Late enough that ClusterOperators exist (see SIGINT).
 			name:  "kube-apiserver down longer than the retry window",
 			args:  []string{"--retry-timeout=5s"},
-			after: 150,
+			after: 450,
 			inject: func(r *faultRun) {
 				if err := r.s.Kill(apiserver.APIServer); err != nil {
 					r.t.Fatal(err)
