@@ -195,6 +195,15 @@ const (
 // flight get opts.Grace; the report says what is left. Apply never
 // returns an error of its own: every failure is in the report.
 func Apply(ctx context.Context, s *Session, opts ApplyOptions) *ApplyReport {
+	if !opts.SkipChecks {
+		// What is wrong with the payload comes first, whatever the
+		// cluster runs: it is wrong on every cluster.
+		if r := preflight(ctx, s.Plan, time.Now()); r != nil {
+			r.Requests, r.Record = s.Cluster.Requests.Counts(), s.Record
+			return r
+		}
+		opts.SkipChecks = true
+	}
 	m, err := applyMode(s.Record, s.Plan, opts.Release)
 	if err != nil {
 		return refused(s, err)
