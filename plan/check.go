@@ -27,13 +27,23 @@ func CheckObjects(ctx context.Context, objs []*manifest.Manifest, cache *apichec
 	return out, nil
 }
 
-// Check is CheckObjects over the plan's objects: what apply sends.
+// Check is CheckObjects over the plan's objects: what apply sends. The
+// findings are kept: checking the same plan again returns them.
 func (p *Plan) Check(ctx context.Context) ([]manifest.Finding, error) {
+	p.checkMu.Lock()
+	defer p.checkMu.Unlock()
+	if p.isDone {
+		return p.checked, nil
+	}
 	var cache *apicheck.Cache
 	if p.cache != nil {
 		cache = p.cache.schemas
 	}
-	return CheckObjects(ctx, p.Objects, cache)
+	findings, err := CheckObjects(ctx, p.Objects, cache)
+	if err == nil {
+		p.checked, p.isDone = findings, true
+	}
+	return findings, err
 }
 
 // CheckErrors returns the error findings as errors (each a

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"sync"
 
 	configv1 "github.com/openshift/api/config/v1"
 	"github.com/openshift/api/features"
@@ -145,6 +146,12 @@ type Plan struct {
 	Findings []manifest.Finding
 
 	cache *Cache // Options.Cache
+
+	// checked holds Check's findings once it ran to the end: a plan
+	// applied again (the operator's passes) is not checked again.
+	checkMu sync.Mutex
+	checked []manifest.Finding
+	isDone  bool
 }
 
 // Build runs the pipeline: select, the profile chain's overlays, the

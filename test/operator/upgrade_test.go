@@ -29,7 +29,7 @@ func recordedImage(t *testing.T, dir string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := payload.Digest(os.DirFS(abs))
+	d, err := payload.Digest(t.Context(), os.DirFS(abs))
 	if err != nil {
 		t.Fatal(err)
 	}
