@@ -47,8 +47,8 @@ type ApplyOptions struct {
 	Grace time.Duration
 	// Abort, when it is closed after ctx ended, cancels the tasks in
 	// flight at once (a second interrupt, or the end of SIGTERM's
-	// shorter grace), and the record's last write then gets half a
-	// second. Nil: only Grace ends them.
+	// shorter grace), and the record's last write then gets 0.3 s.
+	// Nil: only Grace ends them.
 	Abort <-chan struct{}
 	// SlowAfter is how long a task may take before a Slow event names it,
 	// and how often Slow comes; zero: DefaultSlowAfter.
@@ -404,7 +404,7 @@ func run(ctx context.Context, c *Cluster, p *plan.Plan, opts ApplyOptions, st ru
 // abortedRecordTime bounds the record's last write after an apply was
 // told to stop at once (ApplyOptions.Abort), so that the process can end
 // within the time its supervisor gives it.
-const abortedRecordTime = 500 * time.Millisecond
+const abortedRecordTime = 300 * time.Millisecond
 
 // closed reports whether ch is closed (nil: never).
 func closed(ch <-chan struct{}) bool {
