@@ -114,6 +114,11 @@ func Start[E any](t testing.TB, ctx context.Context, binary string, args ...stri
 	return b
 }
 
+// Done is closed once the command's stdout has ended (it exited, or
+// closed it): a test can see the command end while it does something
+// else, such as keeping a server down.
+func (b *Background[E]) Done() <-chan struct{} { return b.done }
+
 // Until reads events until ok says one is the one awaited; it fails the
 // test when the stream ends first.
 func (b *Background[E]) Until(t testing.TB, what string, ok func(E) bool) {

@@ -182,7 +182,7 @@ func TestFaults(t *testing.T) {
 				}
 				// The apply must end on its own while the server is down.
 				select {
-				case <-r.bg.done:
+				case <-r.bg.Done():
 				case <-time.After(90 * time.Second):
 					r.t.Error("the apply did not end while the server was down")
 				}
