@@ -34,10 +34,12 @@ func main() {
 	// Notify, not Ignore: an ignored SIGPIPE would be inherited by the
 	// processes started.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	stopProfile := startProfile()
 	ctx, stop := signalContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr})
 	stop()
 	klog.Flush()
+	stopProfile()
 	os.Exit(code)
 }
 
