@@ -79,6 +79,12 @@ type LoadOptions struct {
 	// OnStage, when set, is told as each stage of Load starts (from
 	// Load's goroutine): StageRead, StageTemplate, StageParse.
 	OnStage func(LoadStage)
+	// OnRead, when set, is given every file Load reads (manifest files,
+	// release-metadata, image-references) with its bytes, as read, before
+	// they are parsed; it must not keep or change them. It is called
+	// concurrently. A cache keyed by the payload's content records with it
+	// what it stores a parse under (see ReadRecorder and Fingerprint).
+	OnRead func(path string, data []byte)
 }
 
 // LoadStage is a stage of Load.

@@ -34,10 +34,12 @@ type reader struct {
 	// skip, when set, says which regular files need not be read now (their
 	// parse is cached): readAll defers them.
 	skip func(name string) bool
+	// onRead is LoadOptions.OnRead.
+	onRead func(name string, data []byte)
 }
 
 func newReader(ctx context.Context, fsys fs.FS, opts LoadOptions) *reader {
-	r := &reader{ctx: ctx, fsys: fsys, limits: opts.Limits, maxTotal: opts.MaxPayloadSize, maxFiles: opts.MaxFiles}
+	r := &reader{ctx: ctx, fsys: fsys, limits: opts.Limits, maxTotal: opts.MaxPayloadSize, maxFiles: opts.MaxFiles, onRead: opts.OnRead}
 	if r.limits.MaxFileSize <= 0 {
 		r.limits.MaxFileSize = manifest.DefaultLimits().MaxFileSize
 	}
@@ -119,6 +121,9 @@ func (r *reader) read(name string, size int64, links bool) ([]byte, error) {
 	data, err := manifest.ReadFile(r.fsys, name, max)
 	if err != nil {
 		return nil, fileError(name, err)
+	}
+	if r.onRead != nil {
+		r.onRead(name, data)
 	}
 	return data, nil
 }
