@@ -1,0 +1,22 @@
+// Package plancache keeps what planning a payload costs on disk, so that
+// the next command over the same payload does not pay it again: the parse
+// of every manifest file (Parsed, a payload.ParseCache) and, for profiles
+// with overlays, the overlays' outcome. An entry is found by a Key, the
+// SHA-256 of everything it was made from (the payload's content as
+// payload.Fingerprint hashes it, what else went in, and the binary that
+// made it: BinaryID); the caller builds it from what it read, so a
+// changed file is a different key, never a stale entry.
+//
+// Each entry is one file, <hex key>.entry: a header (magic, format, the
+// key again, the body's length and CRC-32C) and the body. Writers write a
+// temporary file and rename it into place, so readers never see part of
+// an entry and concurrent writers of one key leave one whole entry; an
+// entry whose header does not match (another format, another key, a
+// truncated or damaged body) is removed and read as a miss. Eviction
+// (least recently used first, beyond MaxEntries or MaxBytes) runs after a
+// Put under an exclusive lock file, skipped when another process holds it,
+// as lib/imagecache does. The directory is private (0700) to its user.
+//
+// May import: lib/manifest.
+// Cluster I/O: none.
+package plancache

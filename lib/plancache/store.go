@@ -1,0 +1,253 @@
+package plancache
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Key names an entry: the SHA-256 of what the entry was made from.
+type Key [32]byte
+
+// NewKey returns the key of parts: the SHA-256 of each part, length
+// first, so that no two lists of parts give the same bytes.
+func NewKey(parts ...string) Key {
+	h := sha256.New()
+	var n [binary.MaxVarintLen64]byte
+	for _, p := range parts {
+		h.Write(n[:binary.PutUvarint(n[:], uint64(len(p)))])
+		h.Write([]byte(p))
+	}
+	var k Key
+	h.Sum(k[:0])
+	return k
+}
+
+// String prints the key in hex.
+func (k Key) String() string { return hex.EncodeToString(k[:]) }
+
+// Store is a directory of entries. Its zero limits take DefaultMaxBytes
+// and DefaultMaxEntries. It is safe for concurrent use, by goroutines and
+// by processes.
+type Store struct {
+	// Dir holds the entries; created (0700) on the first Put.
+	Dir string
+	// MaxBytes and MaxEntries bound what is kept.
+	MaxBytes   int64
+	MaxEntries int
+}
+
+// Defaults: the parse of the real OpenShift payload takes about 9 MiB, a
+// hundred releases' worth of synthetic payload about 1 GiB.
+const (
+	DefaultMaxBytes   = 1 << 30
+	DefaultMaxEntries = 64
+)
+
+// maxEntrySize bounds an entry read whole.
+const maxEntrySize = 2 << 30
+
+// DefaultDir is os.UserCacheDir()/payload-apply/plans ($XDG_CACHE_HOME or
+// ~/.cache on Linux).
+func DefaultDir() (string, error) {
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("plan cache: %w", err)
+	}
+	return filepath.Join(d, "payload-apply", "plans"), nil
+}
+
+// The header of an entry file: magic, format (uvarint), key, body length
+// (uvarint), CRC-32C of the body (4 bytes, little endian).
+var entryMagic = []byte("PAPC")
+
+// formatVersion changes when what entries hold changes; entries of another
+// format are misses.
+const formatVersion = 1
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+func (s *Store) path(key Key) string {
+	return filepath.Join(s.Dir, key.String()+".entry")
+}
+
+// Get returns the body stored under key, or nil, nil when there is none. A
+// damaged entry (or one of another format) is removed and reported as a
+// miss with the error, for the caller to log.
+func (s *Store) Get(key Key) ([]byte, error) {
+	if s == nil {
+		return nil, nil
+	}
+	p := s.path(key)
+	data, err := readFileMax(p, maxEntrySize)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("plan cache: %w", err)
+	}
+	body, err := checkEntry(data, key)
+	if err != nil {
+		os.Remove(p)
+		return nil, fmt.Errorf("plan cache: %s: %w (removed)", p, err)
+	}
+	now := time.Now()
+	_ = os.Chtimes(p, now, now) // recently used
+	return body, nil
+}
+
+// Has reports whether an entry is stored under key (without reading it).
+func (s *Store) Has(key Key) bool {
+	if s == nil {
+		return false
+	}
+	_, err := os.Stat(s.path(key))
+	return err == nil
+}
+
+// checkEntry returns the body of an entry file after checking its header.
+func checkEntry(data []byte, key Key) ([]byte, error) {
+	if !bytes.HasPrefix(data, entryMagic) {
+		return nil, errors.New("not an entry")
+	}
+	i := len(entryMagic)
+	format, n := binary.Uvarint(data[i:])
+	if n <= 0 || format != formatVersion {
+		return nil, fmt.Errorf("format %d, want %d", format, formatVersion)
+	}
+	i += n
+	if len(data)-i < len(key) || !bytes.Equal(data[i:i+len(key)], key[:]) {
+		return nil, errors.New("entry of another key")
+	}
+	i += len(key)
+	size, n := binary.Uvarint(data[i:])
+	if n <= 0 || len(data)-i-n < 4 || size != uint64(len(data)-i-n-4) {
+		return nil, errors.New("truncated")
+	}
+	i += n
+	sum := binary.LittleEndian.Uint32(data[i:])
+	body := data[i+4:]
+	if crc32.Checksum(body, castagnoli) != sum {
+		return nil, errors.New("checksum mismatch")
+	}
+	return body, nil
+}
+
+// Put stores body under key, then evicts what the limits do not allow.
+func (s *Store) Put(key Key, body []byte) error {
+	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
+		return fmt.Errorf("plan cache: %w", err)
+	}
+	head := append([]byte{}, entryMagic...)
+	head = binary.AppendUvarint(head, formatVersion)
+	head = append(head, key[:]...)
+	head = binary.AppendUvarint(head, uint64(len(body)))
+	head = binary.LittleEndian.AppendUint32(head, crc32.Checksum(body, castagnoli))
+	tmp, err := os.CreateTemp(s.Dir, ".tmp-*")
+	if err != nil {
+		return fmt.Errorf("plan cache: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.Write(head)
+	if err == nil {
+		_, err = tmp.Write(body)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), s.path(key))
+	}
+	if err != nil {
+		return fmt.Errorf("plan cache: %w", err)
+	}
+	return s.evict()
+}
+
+// evict removes the least recently used entries beyond the limits, and
+// temporary files of writers that died, under the store's lock file.
+func (s *Store) evict() error {
+	maxBytes, maxEntries := s.MaxBytes, s.MaxEntries
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxBytes
+	}
+	if maxEntries <= 0 {
+		maxEntries = DefaultMaxEntries
+	}
+	lock, err := os.OpenFile(filepath.Join(s.Dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return fmt.Errorf("plan cache: %w", err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return nil // another process is evicting
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) //nolint:errcheck
+	entries, err := os.ReadDir(s.Dir)
+	if err != nil {
+		return fmt.Errorf("plan cache: %w", err)
+	}
+	type entry struct {
+		path string
+		size int64
+		used time.Time
+	}
+	var list []entry
+	for _, e := range entries {
+		info, err := e.Info()
+		if err != nil {
+			continue
+		}
+		p := filepath.Join(s.Dir, e.Name())
+		switch {
+		case strings.HasPrefix(e.Name(), ".tmp-") && time.Since(info.ModTime()) > time.Hour:
+			os.Remove(p)
+		case strings.HasSuffix(e.Name(), ".entry") && info.Mode().IsRegular():
+			list = append(list, entry{p, info.Size(), info.ModTime()})
+		}
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].used.After(list[j].used) })
+	var total int64
+	for i, e := range list {
+		total += e.size
+		if i >= maxEntries || (total > maxBytes && i > 0) {
+			os.Remove(e.path)
+		}
+	}
+	return nil
+}
+
+// readFileMax reads a file whole into one buffer of its size, refusing one
+// larger than max.
+func readFileMax(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.Size() > max {
+		return nil, fmt.Errorf("%s: larger than %d bytes", path, max)
+	}
+	buf := make([]byte, st.Size())
+	n, err := io.ReadFull(f, buf)
+	if err != nil && err != io.ErrUnexpectedEOF {
+		return nil, err
+	}
+	return buf[:n], nil
+}
