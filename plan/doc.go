@@ -18,6 +18,6 @@
 // what its selection includes whole (Options.Lean).
 //
 // May import: components/..., lib/apicheck, lib/component, lib/diff, lib/image,
-// lib/manifest, lib/overlay, lib/safefs, overlays, payload, profiles.
+// lib/manifest, lib/overlay, lib/plancache, lib/safefs, overlays, payload, profiles.
 // Cluster I/O: none.
 package plan

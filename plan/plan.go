@@ -14,6 +14,7 @@ import (
 	"github.com/payload-apply/payload-apply/lib/component"
 	"github.com/payload-apply/payload-apply/lib/manifest"
 	"github.com/payload-apply/payload-apply/lib/overlay"
+	"github.com/payload-apply/payload-apply/lib/plancache"
 	"github.com/payload-apply/payload-apply/payload"
 	"github.com/payload-apply/payload-apply/profiles"
 )
@@ -55,6 +56,14 @@ type Options struct {
 	// Parsed, when set, keeps the payload's parsed files between runs (see
 	// payload.LoadOptions.Parsed): a cached release is not parsed again.
 	Parsed payload.ParseCache
+	// PlanCache, when set and Parsed is nil, keeps the parse of the
+	// payload between runs, keyed by the payload's content (every file
+	// Load reads, hashed: payload.Fingerprint), the binary and the parse
+	// limits: planning the same bytes again decodes instead of parsing,
+	// whatever the selection. The selection, profiles, overlays, extra
+	// manifests and hooks are applied to it on every Build, so nothing
+	// else can be stale. Plan.Cache says what it did.
+	PlanCache *plancache.Store
 
 	// FeatureSet is the feature set ("" is Default).
 	FeatureSet string
@@ -144,6 +153,8 @@ type Plan struct {
 	Steps []component.StepSpec
 	// Findings are warnings met on the way (never errors).
 	Findings []manifest.Finding
+	// PlanCache says what Options.PlanCache did (nil: not used).
+	PlanCache *CacheUse
 
 	cache *Cache // Options.Cache
 
@@ -196,6 +207,7 @@ func build(ctx context.Context, opts Options) (*Plan, error) {
 		Selector:       r.selector,
 		Selection:      selection,
 		Findings:       append([]manifest.Finding(nil), r.payload.Findings...),
+		PlanCache:      r.cacheUse,
 		cache:          opts.Cache,
 	}
 	objs := selection.Included
@@ -295,6 +307,7 @@ type resolved struct {
 	payload    *payload.Payload
 	featureSet configv1.FeatureSet
 	selector   *manifest.Selector
+	cacheUse   *CacheUse
 }
 
 func resolve(ctx context.Context, opts Options) (*resolved, error) {
@@ -321,6 +334,7 @@ func resolve(ctx context.Context, opts Options) (*resolved, error) {
 	chain, gateProfile := merged.Chain, merged.FeatureGateProfile.ClusterProfileName()
 
 	p := opts.Loaded
+	var cacheUse *CacheUse
 	if p == nil {
 		fsys := opts.Payload
 		if fsys == nil {
@@ -339,8 +353,15 @@ func resolve(ctx context.Context, opts Options) (*resolved, error) {
 		}
 		lopts.Template, lopts.OnStage = opts.TemplateLimits, onStage(ctx, opts)
 		phase(ctx, opts, PhaseLoad)
+		var pc *planCache
+		if opts.PlanCache != nil && opts.Parsed == nil {
+			pc, cacheUse = openPlanCache(ctx, opts.PlanCache, fsys, &lopts)
+		}
 		if p, err = payload.Load(ctx, fsys, lopts); err != nil {
 			return nil, err
+		}
+		if pc != nil {
+			pc.save(cacheUse)
 		}
 	} else if p, err = opts.Cache.withProfile(ctx, p, profile); err != nil {
 		return nil, err
@@ -349,7 +370,7 @@ func resolve(ctx context.Context, opts Options) (*resolved, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &resolved{profiles: set, profile: profile, source: source, merged: merged, chain: chain, payload: p, featureSet: featureSet, selector: sel}, nil
+	return &resolved{profiles: set, profile: profile, source: source, merged: merged, chain: chain, payload: p, featureSet: featureSet, selector: sel, cacheUse: cacheUse}, nil
 }
 
 // selector makes the inclusion filter of opts for a profile chain and its

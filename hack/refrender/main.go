@@ -12,7 +12,7 @@
 //
 //	go run ./hack/refrender PAYLOAD_DIR
 //
-// May import: nothing of the project.
+// May import: nothing.
 package main
 
 import (
