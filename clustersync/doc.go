@@ -12,6 +12,11 @@
 // sinks, the operator a third. Results come back as values (ApplyReport,
 // DiffReport, StatusReport), never printed.
 //
+// A caller that plans the same payload again and again (the operator's
+// reconcile passes, a re-apply, a live diff) sets StartOptions.Plan's
+// PlanCache: each pass after the first decodes the payload's parse,
+// found by the payload's content digest, instead of parsing it.
+//
 // Cancellation: the context Apply is given is the interrupt. When it
 // ends, nothing new starts; the objects in flight get ApplyOptions.Grace
 // to finish (ApplyOptions.Abort cuts that short), and the report counts

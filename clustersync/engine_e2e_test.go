@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/payload-apply/payload-apply/clustersync"
+	"github.com/payload-apply/payload-apply/lib/plancache"
 	"github.com/payload-apply/payload-apply/lib/redact"
 	"github.com/payload-apply/payload-apply/lib/resourceapply"
 	"github.com/payload-apply/payload-apply/plan"
@@ -63,12 +64,17 @@ func TestEngine(t *testing.T) {
 	ctx := t.Context()
 	secrets := &redact.Values{}
 	rec := &recorder{}
+	// The plan cache an operator keeps between reconcile passes.
+	store := &plancache.Store{Dir: t.TempDir()}
 	sess, err := clustersync.Start(ctx, s.RESTConfig(), clustersync.StartOptions{
 		Connect: clustersync.ConnectOptions{Sink: rec, Secrets: secrets},
-		Plan:    plan.Options{},
+		Plan:    plan.Options{PlanCache: store},
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if c := sess.Plan.PlanCache; c == nil || c.Hit || !c.Saved {
+		t.Errorf("first plan: cache %+v, want a miss, saved", c)
 	}
 	if sess.Plan.Profile != "self-managed-high-availability" {
 		t.Errorf("profile %q, want the default on a cluster that names none", sess.Plan.Profile)
@@ -97,9 +103,13 @@ func TestEngine(t *testing.T) {
 
 	// The same cluster, planned again (its profile now comes from the
 	// ConfigMap the first apply wrote): nothing to write.
-	again, err := clustersync.Start(ctx, s.RESTConfig(), clustersync.StartOptions{})
+	// A reconcile pass: the parse comes from the plan cache.
+	again, err := clustersync.Start(ctx, s.RESTConfig(), clustersync.StartOptions{Plan: plan.Options{PlanCache: store}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if c := again.Plan.PlanCache; c == nil || !c.Hit {
+		t.Errorf("second plan: cache %+v, want a hit", c)
 	}
 	if again.Plan.ProfileSource != profiles.SourceCluster {
 		t.Errorf("second plan's profile came from %q, want the cluster's ConfigMap", again.Plan.ProfileSource)

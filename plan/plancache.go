@@ -70,9 +70,10 @@ func (c *planCache) save(use *CacheUse) {
 			return
 		}
 	}
+	files := c.parsed.Len() + c.parsed.Added()
 	if err := c.parsed.Save(); err != nil {
 		use.Err = err
 		return
 	}
-	use.Saved, use.Files = true, c.parsed.Len()+c.parsed.Added()
+	use.Saved, use.Files = true, files
 }

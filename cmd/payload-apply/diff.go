@@ -135,9 +135,11 @@ func (o *diffOptions) Complete(ctx context.Context, args []string, s IOStreams) 
 		if o.b.Payload, src, err = o.selection.registry.openPayload(ctx, "--against-payload", o.againstPayload); err != nil {
 			return err
 		}
-		o.b.Parsed = nil
+		o.b.Parsed, o.b.PlanCache = nil, nil
 		if src.Parsed != nil {
 			o.b.Parsed = src.Parsed
+		} else {
+			o.b.PlanCache = o.selection.registry.planCache(ctx)
 		}
 	}
 	return nil

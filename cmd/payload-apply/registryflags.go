@@ -16,6 +16,7 @@ import (
 
 	"github.com/payload-apply/payload-apply/lib/image"
 	"github.com/payload-apply/payload-apply/lib/imagecache"
+	"github.com/payload-apply/payload-apply/lib/plancache"
 	"github.com/payload-apply/payload-apply/lib/registry"
 	"github.com/payload-apply/payload-apply/lib/safefs"
 	"github.com/payload-apply/payload-apply/payload"
@@ -34,7 +35,7 @@ type registryFlags struct {
 func (r *registryFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&r.registryConfig, "registry-config", "", "registry credentials file (containers-auth.json or docker config.json); default: $REGISTRY_AUTH_FILE, else $XDG_RUNTIME_DIR/containers/auth.json, ~/.config/containers/auth.json, ~/.docker/config.json")
 	fs.StringSliceVar(&r.insecure, "insecure-registry", nil, "registry HOST or HOST:PORT whose TLS certificate is not verified and that may be reached over plain HTTP (like skopeo --tls-verify=false); repeat for more")
-	fs.BoolVar(&r.noCache, "no-cache", false, "pull payload images again instead of reading them from the cache (os.UserCacheDir()/payload-apply/payloads), and do not store them there")
+	fs.BoolVar(&r.noCache, "no-cache", false, "pull payload images again instead of reading them from the cache (os.UserCacheDir()/payload-apply/payloads), parse payloads again instead of reading their parse from the plan cache (os.UserCacheDir()/payload-apply/plans), and store nothing there")
 }
 
 // client returns the registry client of the flags (one per command).
@@ -262,4 +263,19 @@ func pushImage(ctx context.Context, r *registryFlags, to string, img v1.Image) (
 		return "", &exitError{Code: exitUsage, Err: err}
 	}
 	return res.Pinned().String(), nil
+}
+
+// planCache is the plan cache of payloads not read from the payload cache
+// (directories, image layouts and tarballs): nil with --no-cache or when
+// there is no cache directory (reported once).
+func (r *registryFlags) planCache(ctx context.Context) *plancache.Store {
+	if r.noCache {
+		return nil
+	}
+	dir, err := plancache.DefaultDir()
+	if err != nil {
+		klog.FromContext(ctx).Info("Warning: no plan cache", "err", err)
+		return nil
+	}
+	return &plancache.Store{Dir: dir}
 }

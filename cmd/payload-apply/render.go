@@ -158,6 +158,12 @@ func logPlan(ctx context.Context, p *plan.Plan) {
 	logger.V(1).Info("Plan", "version", version, "profile", p.Profile, "profileChain", p.ProfileChain,
 		"featureSet", plan.FeatureSetLabel(p.FeatureSet), "featureGates", p.FeatureGates.Len(),
 		"included", len(p.Selection.Included), "manifests", len(p.Selection.Entries), "nodes", len(p.Graph.Nodes))
+	if c := p.PlanCache; c != nil {
+		logger.V(1).Info("Plan cache", "payload", c.Fingerprint, "hit", c.Hit, "files", c.Files, "saved", c.Saved)
+		if c.Err != nil {
+			logger.Info("Warning: plan cache", "err", c.Err)
+		}
+	}
 	if logger.V(4).Enabled() {
 		for _, e := range p.Selection.Entries {
 			if !e.Included {

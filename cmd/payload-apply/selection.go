@@ -170,6 +170,8 @@ func (f *selectionFlags) options(ctx context.Context) (plan.Options, error) {
 		opts.Payload, f.source = fsys, src
 		if src.Parsed != nil {
 			opts.Parsed = src.Parsed
+		} else {
+			opts.PlanCache = f.registry.planCache(ctx)
 		}
 	}
 	if f.clusterConfig != "" {
