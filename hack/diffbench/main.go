@@ -18,8 +18,11 @@
 // run each:
 //
 //   - cli: `payload-apply diff --kubeconfig K --payload DIR -o json` (the
-//     binary, end to end: parse, select, read every object, dry-run what
+//     binary, end to end: the payload's parse from the plan cache the
+//     setup's apply filled, select, read every object, dry-run what
 //     differs);
+//   - cli-cold (when named in -only): the same with an empty plan cache
+//     (the payload parsed);
 //   - kubectl: `kubectl diff --server-side --force-conflicts
 //     --field-manager=payload-apply -R -f DIR` of the same objects as apply
 //     sends them (writeKubectlInput), with kubectl from _output/bin and a
@@ -36,7 +39,7 @@
 //
 // Usage (from the repository root):
 //
-//	go run ./hack/diffbench [-payload ../shared/testdata/ocp-payload] [-rounds 7] [-parallelism N] [-hold]
+//	go run ./hack/diffbench [-payload ../shared/testdata/ocp-payload] [-rounds 7] [-parallelism N] [-only cli,cli-cold,engine,kubectl,plan] [-hold]
 //
 // May import: clustersync, internal/benchstat, lib/diff, lib/manifest,
 // lib/resourceapply, plan, test/apiserver.
@@ -83,13 +86,14 @@ func main() {
 	payloadDir := flag.String("payload", "../shared/testdata/ocp-payload", "payload directory")
 	rounds := flag.Int("rounds", 7, "alternating rounds")
 	parallelism := flag.Int("parallelism", 0, "--parallelism for cli (0: the command's default)")
+	only := flag.String("only", "cli,engine,kubectl,plan", "contenders to run, comma separated (cli-cold: cli with an empty plan cache)")
 	hold := flag.Bool("hold", false, "after the setup, print the kubeconfig and the kubectl input directory and wait for SIGINT or SIGTERM, instead of measuring")
 	flag.Parse()
 	if _, err := os.Stat(filepath.Join(*payloadDir, "release-manifests")); err != nil {
 		fmt.Fprintf(os.Stderr, "diffbench: skipping: no payload at %s (%v)\n", *payloadDir, err)
 		os.Exit(0)
 	}
-	if err := run(*payloadDir, *rounds, *parallelism, *hold); err != nil {
+	if err := run(*payloadDir, *rounds, *parallelism, *hold, strings.Split(*only, ",")); err != nil {
 		fmt.Fprintln(os.Stderr, "diffbench:", err)
 		os.Exit(1)
 	}
@@ -102,6 +106,8 @@ type bench struct {
 	kubectl     string
 	rendered    string
 	cache       string
+	work        string
+	xdgCache    string // XDG_CACHE_HOME of cli and plan: the plan cache
 	server      *apiserver.Server
 	// want are the objects drifted, as "<group>/<Kind>/<namespace>/<name>",
 	// sorted; kubectlNames maps kubectl diff's file names to the same.
@@ -112,7 +118,7 @@ type bench struct {
 	plan   *plan.Plan
 }
 
-func run(payloadDir string, rounds, parallelism int, hold bool) error {
+func run(payloadDir string, rounds, parallelism int, hold bool, contenders []string) error {
 	ctx := context.Background()
 	work, err := os.MkdirTemp("", "diffbench")
 	if err != nil {
@@ -120,7 +126,8 @@ func run(payloadDir string, rounds, parallelism int, hold bool) error {
 	}
 	defer os.RemoveAll(work)
 	b := &bench{payloadDir: payloadDir, parallelism: parallelism,
-		rendered: filepath.Join(work, "rendered"), cache: filepath.Join(work, "kubectl-cache")}
+		rendered: filepath.Join(work, "rendered"), cache: filepath.Join(work, "kubectl-cache"), work: work,
+		xdgCache: filepath.Join(work, "xdg-cache")}
 	binDir, err := apiserver.Build(ctx)
 	if err != nil {
 		return err
@@ -144,7 +151,9 @@ func run(payloadDir string, rounds, parallelism int, hold bool) error {
 	if err != nil {
 		return fmt.Errorf("prepare: %w", err)
 	}
-	if out, err := exec.CommandContext(ctx, b.cliBin, "apply", "--kubeconfig", b.server.Kubeconfig, "--payload", payloadDir).CombinedOutput(); err != nil {
+	setup := exec.CommandContext(ctx, b.cliBin, "apply", "--kubeconfig", b.server.Kubeconfig, "--payload", payloadDir)
+	setup.Env = append(os.Environ(), "XDG_CACHE_HOME="+b.xdgCache)
+	if out, err := setup.CombinedOutput(); err != nil {
 		return fmt.Errorf("apply: %w:\n%s", err, tail(string(out)))
 	}
 	mgr, err := resourceapply.NewManager(b.server.RESTConfig(), resourceapply.Options{})
@@ -178,7 +187,6 @@ func run(payloadDir string, rounds, parallelism int, hold bool) error {
 		return err
 	}
 	b.plan = p
-	contenders := []string{"cli", "engine", "kubectl", "plan"}
 	for _, c := range contenders {
 		d, err := b.once(ctx, c, b.want)
 		if err != nil {
@@ -196,7 +204,14 @@ func run(payloadDir string, rounds, parallelism int, hold bool) error {
 	for _, c := range contenders {
 		fmt.Print(benchstat.Row(c, times[c]))
 	}
-	fmt.Printf("| **kubectl / cli** | **%.2f** | |\n", benchstat.Median(times["kubectl"]).Seconds()/benchstat.Median(times["cli"]).Seconds())
+	ratio := func(a, b string) {
+		if len(times[a]) > 0 && len(times[b]) > 0 {
+			fmt.Printf("| **%s / %s** | **%.2f** | |\n", a, b, benchstat.Median(times[a]).Seconds()/benchstat.Median(times[b]).Seconds())
+		}
+	}
+	ratio("kubectl", "cli")
+	ratio("kubectl", "cli-cold")
+	ratio("cli-cold", "cli")
 	return nil
 }
 
@@ -209,17 +224,28 @@ func (b *bench) once(ctx context.Context, c string, want []string) (time.Duratio
 	}
 	var cmd *exec.Cmd
 	switch c {
-	case "cli":
+	case "cli", "cli-cold":
 		args := []string{"diff", "--kubeconfig", b.server.Kubeconfig, "--payload", b.payloadDir, "-o", "json"}
 		if b.parallelism > 0 {
 			args = append(args, fmt.Sprintf("--parallelism=%d", b.parallelism))
 		}
 		cmd = exec.CommandContext(ctx, b.cliBin, args...)
+		cache := b.xdgCache
+		if c == "cli-cold" {
+			dir, err := os.MkdirTemp(b.work, "cold")
+			if err != nil {
+				return 0, err
+			}
+			defer os.RemoveAll(dir)
+			cache = dir
+		}
+		cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+cache)
 	case "kubectl":
 		cmd = exec.CommandContext(ctx, b.kubectl, "--kubeconfig", b.server.Kubeconfig, "--cache-dir", b.cache,
 			"diff", "--server-side", "--force-conflicts", "--field-manager="+resourceapply.DefaultFieldManager, "-R", "-f", b.rendered)
 	case "plan":
 		cmd = exec.CommandContext(ctx, b.cliBin, "render", "--list", "--payload", b.payloadDir)
+		cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+b.xdgCache)
 	default:
 		return 0, fmt.Errorf("unknown contender %q", c)
 	}
@@ -244,7 +270,7 @@ func (b *bench) once(ctx context.Context, c string, want []string) (time.Duratio
 	}
 	var got []string
 	switch c {
-	case "cli":
+	case "cli", "cli-cold":
 		if got, err = cliObjects(out.String()); err != nil {
 			return 0, err
 		}
