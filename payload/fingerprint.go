@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"runtime"
 	"slices"
@@ -56,7 +57,7 @@ func NewFingerprint(files map[string][32]byte) *Fingerprint {
 // FingerprintOf reads every file Load would read from fsys, within the same
 // limits and with the same checks of symbolic links (opts' limits; the
 // rest of opts does not matter), and returns their fingerprint. Files are
-// hashed on all cores and not kept. Any problem Load would report about
+// streamed through SHA-256 on all cores, never held whole. Any problem Load would report about
 // reading (a missing directory, a file above a limit, a link leading out
 // of the payload) is an error: Load says it better, so callers that only
 // want a cache key load without one.
@@ -101,42 +102,70 @@ func FingerprintOf(ctx context.Context, fsys fs.FS, opts LoadOptions) (*Fingerpr
 		return nil, &manifest.ParseError{File: ".", Doc: -1, Err: &manifest.LimitError{What: "file count", Size: int64(len(names)), Limit: int64(r.maxFiles)}}
 	}
 
-	type job struct {
-		i    int
-		data []byte
-	}
+	// Each worker streams files through SHA-256 with a buffer of its own:
+	// nothing of the payload is kept, and little garbage made.
 	sums := make([][32]byte, len(names))
-	work := make(chan job, 2)
+	read := make([]int64, len(names))
+	errs := make([]error, len(names))
+	next := make(chan int)
 	var wg sync.WaitGroup
-	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+	for w := 0; w < min(runtime.GOMAXPROCS(0), len(names)); w++ {
 		wg.Go(func() {
-			for j := range work {
-				sums[j.i] = sha256.Sum256(j.data)
+			buf := make([]byte, 64<<10)
+			for i := range next {
+				sums[i], read[i], errs[i] = r.hashFile(names[i], sizes[i], links[i], buf)
 			}
 		})
 	}
-	var err error
-	for i, name := range names {
-		var d []byte
-		if d, err = r.read(name, sizes[i], links[i]); err != nil {
-			break
-		}
-		if r.total += int64(len(d)); r.total > r.maxTotal {
-			err = fileError(name, &manifest.LimitError{What: "payload size", Size: r.total, Limit: r.maxTotal})
-			break
-		}
-		work <- job{i, d}
+	for i := range names {
+		next <- i
 	}
-	close(work)
+	close(next)
 	wg.Wait()
-	if err != nil {
-		return nil, err
+	for i, name := range names {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		if r.total += read[i]; r.total > r.maxTotal {
+			return nil, fileError(name, &manifest.LimitError{What: "payload size", Size: r.total, Limit: r.maxTotal})
+		}
 	}
 	files := make(map[string][32]byte, len(names))
 	for i, name := range names {
 		files[name] = sums[i]
 	}
 	return NewFingerprint(files), nil
+}
+
+// hashFile returns the SHA-256 of a file and its length, within the
+// limits and with the checks of reader.read, streaming it through buf.
+func (r *reader) hashFile(name string, size int64, links bool, buf []byte) ([32]byte, int64, error) {
+	var sum [32]byte
+	if links {
+		if err := r.checkLinks(name); err != nil {
+			return sum, 0, err
+		}
+	}
+	max := r.limits.MaxFileSize
+	if size > max {
+		return sum, 0, fileError(name, &manifest.LimitError{What: "file size", Size: size, Limit: max})
+	}
+	f, err := r.fsys.Open(name)
+	if err != nil {
+		return sum, 0, fileError(name, err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	// A LimitedReader has no WriteTo: CopyBuffer uses buf.
+	n, err := io.CopyBuffer(h, &io.LimitedReader{R: f, N: max + 1}, buf)
+	if err != nil {
+		return sum, 0, fileError(name, err)
+	}
+	if n > max {
+		return sum, 0, fileError(name, &manifest.LimitError{What: "file size", Size: n, Limit: max})
+	}
+	h.Sum(sum[:0])
+	return sum, n, nil
 }
 
 // ReadRecorder collects the SHA-256 of every file Load reads, for

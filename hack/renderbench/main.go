@@ -10,8 +10,11 @@
 //   - reference: hack/refrender PAYLOAD_DIR.
 //
 // Every run's output is checked (cold and warm print the same list). It
-// prints the medians of wall time, CPU time and peak RSS of each, and the
-// ratios to the reference, as Markdown.
+// prints the medians of wall time, CPU time, peak RSS (getrusage) and peak
+// anonymous RSS (RssAnon of /proc/PID/status, sampled every millisecond:
+// the memory the process allocated, without the pages of its binary that
+// it touched, which differ with the binary's size) of each, and the ratios
+// to the reference, as Markdown.
 //
 // Usage (from the repository root):
 //
@@ -43,10 +46,49 @@ func main() {
 	}
 }
 
-// sample is one run: wall, CPU (user + system) and peak RSS.
+// sample is one run: wall, CPU (user + system), peak RSS and peak
+// anonymous RSS (what the process allocated, without the pages of its
+// binary; sampled).
 type sample struct {
 	wall, cpu time.Duration
-	rss       int64 // KiB
+	rss, anon int64 // KiB
+}
+
+// watchAnon samples RssAnon of pid every millisecond until the returned
+// function is called (after the process ended), which returns the peak in
+// KiB. A sampled peak can miss a short spike: it is a lower bound.
+func watchAnon(pid int) func() int64 {
+	stop := make(chan struct{})
+	peak := make(chan int64, 1)
+	go func() {
+		var max int64
+		status := fmt.Sprintf("/proc/%d/status", pid)
+		for {
+			if data, err := os.ReadFile(status); err == nil {
+				for _, line := range strings.Split(string(data), "\n") {
+					if v, ok := strings.CutPrefix(line, "RssAnon:"); ok {
+						var kb int64
+						fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), &kb)
+						max = maxOf(max, kb)
+					}
+				}
+			}
+			select {
+			case <-stop:
+				peak <- max
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}()
+	return func() int64 { close(stop); return <-peak }
+}
+
+func maxOf(a, b int64) int64 {
+	if a > b {
+		return a
+	}
+	return b
 }
 
 func run(payloadDir string, rounds int) error {
@@ -86,15 +128,21 @@ func run(payloadDir string, rounds int) error {
 		var out, errOut strings.Builder
 		cmd.Stdout, cmd.Stderr = &out, &errOut
 		start := time.Now()
-		if err := cmd.Run(); err != nil {
+		if err := cmd.Start(); err != nil {
+			return sample{}, "", fmt.Errorf("%s: %w", c, err)
+		}
+		anon := watchAnon(cmd.Process.Pid)
+		err := cmd.Wait()
+		wall := time.Since(start)
+		peakAnon := anon()
+		if err != nil {
 			return sample{}, "", fmt.Errorf("%s: %w: %s", c, err, errOut.String())
 		}
-		wall := time.Since(start)
 		ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 		if !ok {
 			return sample{}, "", fmt.Errorf("%s: no resource usage", c)
 		}
-		return sample{wall, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), ru.Maxrss}, out.String(), nil
+		return sample{wall, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), ru.Maxrss, peakAnon}, out.String(), nil
 	}
 	// Fill the warm cache; the cold output is what every run must print.
 	if _, want, err = once("cold"); err != nil {
@@ -132,14 +180,15 @@ func run(payloadDir string, rounds int) error {
 	wall := func(s sample) float64 { return s.wall.Seconds() }
 	cpu := func(s sample) float64 { return s.cpu.Seconds() }
 	rss := func(s sample) float64 { return float64(s.rss) / 1024 }
-	fmt.Println("| run | wall (median) | CPU (median) | peak RSS (median) | wall runs (s) |")
-	fmt.Println("| --- | --- | --- | --- | --- |")
+	anon := func(s sample) float64 { return float64(s.anon) / 1024 }
+	fmt.Println("| run | wall (median) | CPU (median) | peak RSS (median) | peak anonymous RSS (median, sampled) | wall runs (s) |")
+	fmt.Println("| --- | --- | --- | --- | --- | --- |")
 	for _, c := range contenders {
-		fmt.Printf("| %s | %.3f s | %.3f s | %.1f MiB | %s |\n", c, med(c, wall), med(c, cpu), med(c, rss), benchstat.Seconds(times[c]))
+		fmt.Printf("| %s | %.3f s | %.3f s | %.1f MiB | %.1f MiB | %s |\n", c, med(c, wall), med(c, cpu), med(c, rss), med(c, anon), benchstat.Seconds(times[c]))
 	}
 	for _, c := range []string{"cold", "warm"} {
-		fmt.Printf("| **%s / reference** | wall **%.2f** | CPU %.2f | peak RSS **%.2f** | |\n", c,
-			med(c, wall)/med("reference", wall), med(c, cpu)/med("reference", cpu), med(c, rss)/med("reference", rss))
+		fmt.Printf("| **%s / reference** | wall **%.2f** | CPU %.2f | peak RSS **%.2f** | anonymous %.2f | |\n", c,
+			med(c, wall)/med("reference", wall), med(c, cpu)/med("reference", cpu), med(c, rss)/med("reference", rss), med(c, anon)/med("reference", anon))
 	}
 	return nil
 }

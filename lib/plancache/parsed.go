@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"sort"
 	"sync"
+	"unsafe"
 
 	"github.com/payload-apply/payload-apply/lib/manifest"
 )
@@ -42,10 +43,12 @@ const maxForms = 200_000
 func OpenParsed(s *Store, key Key, limits manifest.Limits) (*Parsed, error) {
 	p := &Parsed{store: s, key: key, limits: limits, index: map[string]string{}, added: map[string][]byte{}}
 	body, err := s.Get(key)
-	if err != nil || body == nil {
+	if err != nil || len(body) == 0 {
 		return p, err
 	}
-	index, err := decodeIndex(string(body))
+	// The forms are slices of one string over the entry's bytes, which
+	// nothing else holds or changes: no second copy of the entry.
+	index, err := decodeIndex(unsafe.String(&body[0], len(body)))
 	if err != nil {
 		return p, fmt.Errorf("plan cache: entry %s: %w", key, err)
 	}
