@@ -117,6 +117,8 @@ func (o *diffOptions) Complete(ctx context.Context, args []string, s IOStreams) 
 	if o.a, err = o.selection.complete(ctx, args); err != nil {
 		return err
 	}
+	// Each side is one selection: load only what it includes whole.
+	o.a.Lean = true
 	o.b = o.a
 	if o.againstProfile != "" {
 		if err := checkProfile("--against-profile", o.againstProfile, o.a.Profiles); err != nil {
