@@ -1,9 +1,12 @@
 // Command applybench measures how long applying a payload to a fresh API
 // server takes, four ways, on one machine in one session:
 //
-//   - cli: `payload-apply apply --payload DIR --order graph` (the binary,
-//     end to end: parse, select, graph with run levels in series: "graph"
-//     names the CVO's update order since issue 16);
+//   - cli (only when named in -only): `payload-apply apply --payload DIR
+//     --order graph` (the binary, end to end: parse, select, graph with run
+//     levels in series). Since issue 16 "graph" is the CVO's update order,
+//     which expects the namespaces an install's first stage creates: on an
+//     empty server it waits for them (2 minutes each) and fails, so it is
+//     no first apply any more;
 //   - cli-install: the same with --order install (the CVO's install order,
 //     staged; what apply does by default on a cluster without a record);
 //   - engine: the same engine in-process with the plan already built
@@ -78,7 +81,7 @@ import (
 func main() {
 	payloadDir := flag.String("payload", "../shared/testdata/ocp-payload", "payload directory")
 	rounds := flag.Int("rounds", 5, "alternating rounds")
-	only := flag.String("only", "cli,cli-install,engine,kubectl,raw", "contenders to run, comma separated")
+	only := flag.String("only", "cli-install,engine,kubectl,raw", "contenders to run, comma separated (cli: --order graph, not a first install since issue 16)")
 	parallelism := flag.Int("parallelism", 0, "--parallelism for cli and engine (0: the command's default)")
 	noops := flag.Int("noops", 5, "reapply: applies again after each first apply")
 	baseBin := flag.String("base-bin", "", "reapply: another payload-apply binary to apply again with, alternately")
