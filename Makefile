@@ -86,16 +86,18 @@ verify:
 # against kubectl diff,
 # the 4 profiles x 5 feature sets against one render, time and peak RSS
 # of render --list over generated payloads of 1 and 10 releases, and a
-# release pulled from a registry rendered cold and from the cache.
+# release pulled from a registry rendered cold and from the cache, and
+# render --list cold and from the plan cache against the reference path.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	$(GO) run ./hack/benchratio -pkg ./plan -bench BenchmarkLoadSelectGraph -rounds 7 -benchtime 3x
 	$(GO) run ./hack/applybench -rounds 5
-	$(GO) run ./hack/diffbench -rounds 7
+	$(GO) run ./hack/diffbench -rounds 7 -only cli,cli-cold,engine,kubectl,plan
 	$(GO) run ./hack/applybench -only reapply -rounds 5 -noops 5
 	$(GO) run ./hack/benchratio -pkg ./plan -bench BenchmarkRenderMatrix -a all -b one -rounds 7 -benchtime 3x
 	$(GO) run ./hack/benchscale -scales 1,10 -rounds 5
 	$(GO) run ./hack/pullbench -rounds 9
+	$(GO) run ./hack/renderbench -rounds 11
 
 # The same at a hundred releases (about 1 GB generated into a temporary
 # directory; several minutes, 2.5 GB of memory).
