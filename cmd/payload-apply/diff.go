@@ -117,8 +117,6 @@ func (o *diffOptions) Complete(ctx context.Context, args []string, s IOStreams) 
 	if o.a, err = o.selection.complete(ctx, args); err != nil {
 		return err
 	}
-	// Each side is one selection: load only what it includes whole.
-	o.a.Lean = true
 	o.b = o.a
 	if o.againstProfile != "" {
 		if err := checkProfile("--against-profile", o.againstProfile, o.a.Profiles); err != nil {
@@ -256,6 +254,8 @@ func (o *diffOptions) runLive(ctx context.Context, s IOStreams) error {
 		Connect: clustersync.ConnectOptions{Strict: true, Sink: warningPrinter{s.ErrOut}, Secrets: secretsOf(ctx)},
 		Plan:    o.a,
 	}
+	// One selection against the cluster: load only what it includes whole.
+	start.Plan.Lean = true
 	if o.selection.payload == "" {
 		start.Payload = payloadOfRecord(s.ErrOut, &o.selection.registry)
 	}
