@@ -1,11 +1,11 @@
 // Package plancache keeps what planning a payload costs on disk, so that
 // the next command over the same payload does not pay it again: the parse
-// of every manifest file (Parsed, a payload.ParseCache) and, for profiles
-// with overlays, the overlays' outcome. An entry is found by a Key, the
-// SHA-256 of everything it was made from (the payload's content as
-// payload.Fingerprint hashes it, what else went in, and the binary that
-// made it: BinaryID); the caller builds it from what it read, so a
-// changed file is a different key, never a stale entry.
+// of every manifest file (Parsed, a payload.ParseCache), which is most of
+// a plan's time. An entry is found by a Key, the SHA-256 of everything it
+// was made from (plan uses the payload's content as payload.Fingerprint
+// hashes it, the binary that made it, BinaryID, and the parse limits); the
+// caller builds it from what it read, so a changed file is a different
+// key, never a stale entry.
 //
 // Each entry is one file, <hex key>.entry: a header (magic, format, the
 // key again, the body's length and CRC-32C) and the body. Writers write a
