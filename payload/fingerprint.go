@@ -118,10 +118,16 @@ func FingerprintOf(ctx context.Context, fsys fs.FS, opts LoadOptions) (*Fingerpr
 		})
 	}
 	for i := range names {
+		if ctx.Err() != nil { // Ctrl-C: stop between files
+			break
+		}
 		next <- i
 	}
 	close(next)
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	for i, name := range names {
 		if errs[i] != nil {
 			return nil, errs[i]

@@ -79,4 +79,9 @@ func TestFingerprint(t *testing.T) {
 	if _, err := FingerprintOf(context.Background(), fstest.MapFS{"x": {}}, LoadOptions{}); err == nil {
 		t.Error("no manifest directory: no error")
 	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := FingerprintOf(ctx, testFS(base), LoadOptions{}); err == nil {
+		t.Error("canceled: no error")
+	}
 }
