@@ -244,10 +244,16 @@ func openRecord(ctx context.Context, c *Cluster, p *plan.Plan, caps *configv1.Cl
 
 // recordCRD returns the ClusterVersion CustomResourceDefinition of the plan,
 // else the payload's variant for the plan's feature set (the Default one
-// when none names it), else nil.
+// when none names it), else nil. A payload loaded for one selection only
+// (plan.Options.Lean) keeps just the metadata of what it excludes: such a
+// CRD has no spec and is passed over.
 func recordCRD(p *plan.Plan) *manifest.Manifest {
 	isCRD := func(m *manifest.Manifest) bool {
-		return m.GVK.Group == "apiextensions.k8s.io" && m.GVK.Kind == "CustomResourceDefinition" && m.Obj.GetName() == recordCRDName && !m.IsDelete()
+		if m.GVK.Group != "apiextensions.k8s.io" || m.GVK.Kind != "CustomResourceDefinition" || m.Obj.GetName() != recordCRDName || m.IsDelete() {
+			return false
+		}
+		_, whole := m.Obj.Object["spec"]
+		return whole
 	}
 	if p == nil {
 		return nil

@@ -3,11 +3,14 @@ package clustersync
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
 	configv1 "github.com/openshift/api/config/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/payload-apply/payload-apply/internal/realpayload"
 	"github.com/payload-apply/payload-apply/lib/manifest"
 	"github.com/payload-apply/payload-apply/lib/resourceapply"
 	"github.com/payload-apply/payload-apply/payload"
@@ -190,5 +193,27 @@ func TestEmbeddedRecordCRD(t *testing.T) {
 	}
 	if crd.Obj.GetAPIVersion() != "apiextensions.k8s.io/v1" {
 		t.Errorf("apiVersion %q", crd.Obj.GetAPIVersion())
+	}
+}
+
+// TestRecordCRDLean: a payload loaded for one selection only keeps the
+// metadata of the CRDs it excludes; the record's CRD is never such a husk.
+func TestRecordCRDLean(t *testing.T) {
+	fsys := os.DirFS(realpayload.Dir(t))
+	for _, profile := range []string{"self-managed-high-availability", "hypershift", "single-node-developer"} {
+		t.Run(profile, func(t *testing.T) {
+			p, err := plan.Build(t.Context(), plan.Options{Payload: fsys, Profile: profile, Lean: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			crd := recordCRD(p)
+			if crd == nil {
+				// No whole variant: the built-in CRD serves (openRecord).
+				return
+			}
+			if _, ok, _ := unstructured.NestedSlice(crd.Obj.Object, "spec", "versions"); !ok {
+				t.Errorf("%s: the record's CRD has no spec.versions: %v", crd.Position(), crd.Obj.Object)
+			}
+		})
 	}
 }
