@@ -35,6 +35,8 @@ test-deps:
 # their whole tests, and plan's cache tests (the rest of plan is golden
 # renders of the real payload, five times slower under -race and with no
 # concurrency of their own). The components are pure functions.
+# The fuzzers are a soak, not a test: `make fuzz-ci` (which CI runs after
+# make test) gives each target 8 s; the seed corpora run here as tests.
 # hack/testsum prints what go test prints without -v (and the output of
 # failed tests), the skipped tests with their reasons, and one closing line:
 # N passed, N failed, N skipped.
@@ -44,11 +46,7 @@ test: test-deps
 	@$(GO) run ./hack/testsum \
 	  -run '$(GO) test -json -tags e2e -timeout 30m ./...' \
 	  -run '$(GO) test -json -race -tags e2e -timeout 30m $(RACE_PKGS)' \
-	  -run '$(GO) test -json -race -timeout 30m -run "^(TestCache|TestLean)" ./plan' \
-	  -run '$(SUBMAKE) --no-print-directory fuzz-ci FUZZJSON=-json'
-
-# $(MAKE) itself in the recipe above would make "make -n test" run it.
-SUBMAKE = $(MAKE)
+	  -run '$(GO) test -json -race -timeout 30m -run "^(TestCache|TestLean)" ./plan'
 
 # Three clusters (three test API servers) kept by three `payload-apply
 # operator` processes whose Leases live in a fourth server, with the
@@ -108,7 +106,7 @@ bench-100x:
 # Fuzzing: every fuzz target (package:Target), each for FUZZTIME with
 # FUZZPARALLEL workers. `go test -fuzz` takes one package and one target
 # per run. The seed corpora (with testdata/fuzz/ regressions) run in
-# `make test` too; fuzz-ci, which `make test` runs, gives each target 8 s
+# `make test` too; fuzz-ci, which CI runs after `make test`, gives each target 8 s
 # (2.5 min with a warm build cache, up to 5 on a cold, loaded 2-core
 # machine: docs/reliability.md) and first checks that the list
 # below names every Fuzz function. A crash leaves its input under the
@@ -127,7 +125,7 @@ FUZZPARALLEL ?= 2
 # up to 60 s each: with the slower targets (overlays run kustomize, image
 # archives are tens of KiB) that takes the whole run. Bound it.
 FUZZMINIMIZETIME ?= 5s
-# FUZZJSON=-json makes the runs print test events (make test counts them).
+# FUZZJSON=-json makes the runs print test events (for hack/testsum).
 FUZZJSON ?=
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
