@@ -12,14 +12,13 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
 	"strings"
-	"syscall"
 	"testing/fstest"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/payload-apply/payload-apply/lib/cachedir"
 	"github.com/payload-apply/payload-apply/lib/image"
 )
 
@@ -166,7 +165,7 @@ func (c *Cache) Put(digest v1.Hash, ref string, fsys *image.FS) error {
 	if err := os.MkdirAll(c.Dir, 0o700); err != nil {
 		return fmt.Errorf("payload cache: %w", err)
 	}
-	tmp, err := os.CreateTemp(c.Dir, ".tmp-*")
+	tmp, err := os.CreateTemp(c.Dir, cachedir.TempPrefix+"*")
 	if err != nil {
 		return fmt.Errorf("payload cache: %w", err)
 	}
@@ -225,63 +224,41 @@ func writeEntry(w io.Writer, meta Meta, fsys *image.FS) error {
 }
 
 // evict removes the least recently used entries beyond the limits, and
-// temporary files of writers that died, under the cache's lock file.
+// temporary files of writers that died, under the cache's lock file. An
+// entry is a .tar and its .parsed form; a .parsed without its .tar is
+// removed.
 func (c *Cache) evict() error {
-	maxBytes, maxEntries := c.MaxBytes, c.MaxEntries
-	if maxBytes <= 0 {
-		maxBytes = DefaultMaxBytes
+	lim := cachedir.Limits{MaxEntries: c.MaxEntries, MaxBytes: c.MaxBytes}
+	if lim.MaxBytes <= 0 {
+		lim.MaxBytes = DefaultMaxBytes
 	}
-	if maxEntries <= 0 {
-		maxEntries = DefaultMaxEntries
+	if lim.MaxEntries <= 0 {
+		lim.MaxEntries = DefaultMaxEntries
 	}
-	lock, err := os.OpenFile(filepath.Join(c.Dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	err := cachedir.Evict(c.Dir, lim, cachedir.Entries{
+		Size: func(dir, name string, info fs.FileInfo) (int64, bool) {
+			p := filepath.Join(dir, name)
+			switch {
+			case strings.HasSuffix(name, ".tar") && info.Mode().IsRegular():
+				size := info.Size()
+				if st, err := os.Stat(strings.TrimSuffix(p, ".tar") + ".parsed"); err == nil {
+					size += st.Size()
+				}
+				return size, true
+			case strings.HasSuffix(name, ".parsed"):
+				if _, err := os.Stat(strings.TrimSuffix(p, ".parsed") + ".tar"); errors.Is(err, fs.ErrNotExist) {
+					os.Remove(p)
+				}
+			}
+			return 0, false
+		},
+		Remove: func(path string) {
+			os.Remove(path)
+			os.Remove(strings.TrimSuffix(path, ".tar") + ".parsed")
+		},
+	})
 	if err != nil {
 		return fmt.Errorf("payload cache: %w", err)
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		return nil // another process is evicting
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) //nolint:errcheck
-	entries, err := os.ReadDir(c.Dir)
-	if err != nil {
-		return fmt.Errorf("payload cache: %w", err)
-	}
-	type entry struct {
-		path string
-		size int64
-		used time.Time
-	}
-	var list []entry
-	for _, e := range entries {
-		info, err := e.Info()
-		if err != nil {
-			continue
-		}
-		p := filepath.Join(c.Dir, e.Name())
-		switch {
-		case strings.HasPrefix(e.Name(), ".tmp-") && time.Since(info.ModTime()) > time.Hour:
-			os.Remove(p)
-		case strings.HasSuffix(e.Name(), ".tar") && info.Mode().IsRegular():
-			size := info.Size()
-			if st, err := os.Stat(strings.TrimSuffix(p, ".tar") + ".parsed"); err == nil {
-				size += st.Size()
-			}
-			list = append(list, entry{p, size, info.ModTime()})
-		case strings.HasSuffix(e.Name(), ".parsed"):
-			if _, err := os.Stat(strings.TrimSuffix(p, ".parsed") + ".tar"); errors.Is(err, fs.ErrNotExist) {
-				os.Remove(p)
-			}
-		}
-	}
-	sort.Slice(list, func(i, j int) bool { return list[i].used.After(list[j].used) })
-	var total int64
-	for i, e := range list {
-		total += e.size
-		if i >= maxEntries || (total > maxBytes && i > 0) {
-			os.Remove(e.path)
-			os.Remove(strings.TrimSuffix(e.path, ".tar") + ".parsed")
-		}
 	}
 	return nil
 }

@@ -16,6 +16,6 @@
 // It imports lib/image, lib/manifest (the parsed form), go-containerregistry's
 // v1 types and the standard library.
 //
-// May import: lib/image, lib/manifest.
+// May import: lib/cachedir, lib/image, lib/manifest.
 // Cluster I/O: none.
 package imagecache

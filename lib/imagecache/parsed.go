@@ -14,6 +14,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/payload-apply/payload-apply/lib/cachedir"
 	"github.com/payload-apply/payload-apply/lib/manifest"
 )
 
@@ -227,7 +228,7 @@ func (p *Parsed) maybeSave() {
 
 // writeAtomic writes data to a temporary file beside path and renames it.
 func writeAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	tmp, err := os.CreateTemp(filepath.Dir(path), cachedir.TempPrefix+"*")
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,6 @@
 // Put under an exclusive lock file, skipped when another process holds it,
 // as lib/imagecache does. The directory is private (0700) to its user.
 //
-// May import: lib/manifest.
+// May import: lib/cachedir, lib/manifest.
 // Cluster I/O: none.
 package plancache

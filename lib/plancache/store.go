@@ -12,10 +12,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/payload-apply/payload-apply/lib/cachedir"
 )
 
 // Key names an entry: the SHA-256 of what the entry was made from.
@@ -155,7 +155,7 @@ func (s *Store) Put(key Key, body []byte) error {
 	head = append(head, key[:]...)
 	head = binary.AppendUvarint(head, uint64(len(body)))
 	head = binary.LittleEndian.AppendUint32(head, crc32.Checksum(body, castagnoli))
-	tmp, err := os.CreateTemp(s.Dir, ".tmp-*")
+	tmp, err := os.CreateTemp(s.Dir, cachedir.TempPrefix+"*")
 	if err != nil {
 		return fmt.Errorf("plan cache: %w", err)
 	}
@@ -179,52 +179,21 @@ func (s *Store) Put(key Key, body []byte) error {
 // evict removes the least recently used entries beyond the limits, and
 // temporary files of writers that died, under the store's lock file.
 func (s *Store) evict() error {
-	maxBytes, maxEntries := s.MaxBytes, s.MaxEntries
-	if maxBytes <= 0 {
-		maxBytes = DefaultMaxBytes
+	lim := cachedir.Limits{MaxEntries: s.MaxEntries, MaxBytes: s.MaxBytes}
+	if lim.MaxBytes <= 0 {
+		lim.MaxBytes = DefaultMaxBytes
 	}
-	if maxEntries <= 0 {
-		maxEntries = DefaultMaxEntries
+	if lim.MaxEntries <= 0 {
+		lim.MaxEntries = DefaultMaxEntries
 	}
-	lock, err := os.OpenFile(filepath.Join(s.Dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	err := cachedir.Evict(s.Dir, lim, cachedir.Entries{
+		Size: func(_, name string, info fs.FileInfo) (int64, bool) {
+			return info.Size(), strings.HasSuffix(name, ".entry") && info.Mode().IsRegular()
+		},
+		Remove: func(path string) { os.Remove(path) },
+	})
 	if err != nil {
 		return fmt.Errorf("plan cache: %w", err)
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		return nil // another process is evicting
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) //nolint:errcheck
-	entries, err := os.ReadDir(s.Dir)
-	if err != nil {
-		return fmt.Errorf("plan cache: %w", err)
-	}
-	type entry struct {
-		path string
-		size int64
-		used time.Time
-	}
-	var list []entry
-	for _, e := range entries {
-		info, err := e.Info()
-		if err != nil {
-			continue
-		}
-		p := filepath.Join(s.Dir, e.Name())
-		switch {
-		case strings.HasPrefix(e.Name(), ".tmp-") && time.Since(info.ModTime()) > time.Hour:
-			os.Remove(p)
-		case strings.HasSuffix(e.Name(), ".entry") && info.Mode().IsRegular():
-			list = append(list, entry{p, info.Size(), info.ModTime()})
-		}
-	}
-	sort.Slice(list, func(i, j int) bool { return list[i].used.After(list[j].used) })
-	var total int64
-	for i, e := range list {
-		total += e.size
-		if i >= maxEntries || (total > maxBytes && i > 0) {
-			os.Remove(e.path)
-		}
 	}
 	return nil
 }
