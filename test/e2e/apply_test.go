@@ -70,12 +70,12 @@ func TestApplyEmbeddedPayload(t *testing.T) {
 
 	t.Run("dry run changes nothing", func(t *testing.T) {
 		r := cli(t, ctx, "apply", kc, "--dry-run=server")
-		if r.code != 0 {
-			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		if r.Code != 0 {
+			t.Fatalf("exit %d: %s", r.Code, r.Stderr)
 		}
-		if !strings.Contains(r.stderr, "run level 50:") || !strings.Contains(r.stderr, "41 of 41 done (100%)") ||
-			!strings.Contains(r.stderr, "step ingress/default-placement: skipped (dry run: it runs after Ingress.config.openshift.io/cluster, which this apply would create)") {
-			t.Errorf("progress missing from stderr:\n%s", r.stderr)
+		if !strings.Contains(r.Stderr, "run level 50:") || !strings.Contains(r.Stderr, "41 of 41 done (100%)") ||
+			!strings.Contains(r.Stderr, "step ingress/default-placement: skipped (dry run: it runs after Ingress.config.openshift.io/cluster, which this apply would create)") {
+			t.Errorf("progress missing from stderr:\n%s", r.Stderr)
 		}
 		if _, err := c.Resource(namespaces).Get(ctx, "openshift-ingress-operator", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			t.Errorf("a dry run created namespace openshift-ingress-operator (err %v)", err)
@@ -140,12 +140,12 @@ func TestApplyEmbeddedPayload(t *testing.T) {
 
 	t.Run("status is available", func(t *testing.T) {
 		r := cli(t, ctx, "status", kc)
-		if r.code != 0 {
-			t.Fatalf("exit %d: %s%s", r.code, r.stdout, r.stderr)
+		if r.Code != 0 {
+			t.Fatalf("exit %d: %s%s", r.Code, r.Stdout, r.Stderr)
 		}
 		for _, want := range []string{"Available=True: Done applying 4.22.0", "Progressing=False: Cluster version is 4.22.0", "Failing=False", "ingress      0.0.1-snapshot  True"} {
-			if !strings.Contains(r.stdout, want) {
-				t.Errorf("status lacks %q:\n%s", want, r.stdout)
+			if !strings.Contains(r.Stdout, want) {
+				t.Errorf("status lacks %q:\n%s", want, r.Stdout)
 			}
 		}
 	})
@@ -155,22 +155,22 @@ func TestApplyEmbeddedPayload(t *testing.T) {
 			condition("Available", "True"), condition("Degraded", "True", "IngressControllersDegraded", "router pods crash"))
 		start := time.Now()
 		r := cli(t, ctx, "apply", kc, "--wait", "--timeout=8s")
-		if r.code != 1 {
-			t.Fatalf("exit %d, want 1:\n%s", r.code, r.stderr)
+		if r.Code != 1 {
+			t.Fatalf("exit %d, want 1:\n%s", r.Code, r.Stderr)
 		}
 		if d := time.Since(start); d > 30*time.Second {
 			t.Errorf("took %s with --timeout=8s", d)
 		}
 		want := "error: ClusterOperator.config.openshift.io/ingress: wait: timeout: not ready after"
-		if !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "Degraded=True (IngressControllersDegraded): router pods crash") {
-			t.Errorf("stderr does not name the degraded ClusterOperator:\n%s", r.stderr)
+		if !strings.Contains(r.Stderr, want) || !strings.Contains(r.Stderr, "Degraded=True (IngressControllersDegraded): router pods crash") {
+			t.Errorf("stderr does not name the degraded ClusterOperator:\n%s", r.Stderr)
 		}
-		if strings.Count(r.stderr, "error: ") != 1 {
-			t.Errorf("more than the one failure reported:\n%s", r.stderr)
+		if strings.Count(r.Stderr, "error: ") != 1 {
+			t.Errorf("more than the one failure reported:\n%s", r.Stderr)
 		}
 		st := cli(t, ctx, "status", kc)
-		if st.code != 1 || !strings.Contains(st.stdout, "Failing=True (ClusterOperatorDegraded): Cluster operator ingress is degraded") {
-			t.Errorf("status exit %d:\n%s", st.code, st.stdout)
+		if st.Code != 1 || !strings.Contains(st.Stdout, "Failing=True (ClusterOperatorDegraded): Cluster operator ingress is degraded") {
+			t.Errorf("status exit %d:\n%s", st.Code, st.Stdout)
 		}
 	})
 

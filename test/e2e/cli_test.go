@@ -39,8 +39,8 @@ func TestApplyCLI(t *testing.T) {
 	t.Run("a failure no waiting fixes: --wait does not start", func(t *testing.T) {
 		start := time.Now()
 		r := cli(t, ctx, "apply", kc, "--wait", "--timeout=5m", "--extra-manifests", extra)
-		if r.code != 1 {
-			t.Fatalf("exit %d, want 1:\n%s", r.code, r.stderr)
+		if r.Code != 1 {
+			t.Fatalf("exit %d, want 1:\n%s", r.Code, r.Stderr)
 		}
 		if d := time.Since(start); d > time.Minute {
 			t.Errorf("took %s with a failure known at once", d)
@@ -53,28 +53,28 @@ func TestApplyCLI(t *testing.T) {
 			// Server warnings name the object they came with.
 			"warning: Deployment.apps/openshift-cluster-version/cluster-version-operator: spec.template.spec.nodeSelector",
 		} {
-			if !strings.Contains(r.stderr, want) {
-				t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+			if !strings.Contains(r.Stderr, want) {
+				t.Errorf("stderr lacks %q:\n%s", want, r.Stderr)
 			}
 		}
-		if last := lastLine(r.stderr); !strings.HasPrefix(last, "applied ") || !strings.Contains(last, "1 failed") {
-			t.Errorf("the summary is not last: %q\n%s", last, r.stderr)
+		if last := lastLine(r.Stderr); !strings.HasPrefix(last, "applied ") || !strings.Contains(last, "1 failed") {
+			t.Errorf("the summary is not last: %q\n%s", last, r.Stderr)
 		}
 	})
 
 	t.Run("--wait-on-failure waits for the rest until --timeout", func(t *testing.T) {
 		start := time.Now()
 		r := cli(t, ctx, "apply", kc, "--wait", "--wait-on-failure", "--timeout=12s", "--extra-manifests", extra)
-		if r.code != 1 {
-			t.Fatalf("exit %d, want 1:\n%s", r.code, r.stderr)
+		if r.Code != 1 {
+			t.Fatalf("exit %d, want 1:\n%s", r.Code, r.Stderr)
 		}
 		if d := time.Since(start); d < 10*time.Second {
 			t.Errorf("took %s: --wait-on-failure must wait until the timeout", d)
 		}
 		for _, want := range []string{"elapsed, gives up in ", "2 not Available: ClusterOperator.config.openshift.io/ingress, ClusterOperator.config.openshift.io/node-tuning",
 			"wait: gave up after ", "timeout (2): not ready, or no answer, before --timeout"} {
-			if !strings.Contains(r.stderr, want) {
-				t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+			if !strings.Contains(r.Stderr, want) {
+				t.Errorf("stderr lacks %q:\n%s", want, r.Stderr)
 			}
 		}
 	})
@@ -89,7 +89,7 @@ func TestApplyCLI(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := cli(t, ctx, "apply", kc, "-o", "json", "--wait", "--timeout=5m", "--extra-manifests", extra)
-		events := parseEvents(t, r.stdout)
+		events := parseEvents(t, r.Stdout)
 		sawWarning := false
 		for _, e := range events {
 			if e.SchemaVersion != 1 {
@@ -104,8 +104,8 @@ func TestApplyCLI(t *testing.T) {
 		if sum.ErrorsByReason["ResourceTypeMissing"] != 1 || sum.Wait == nil || !sum.Wait.Skipped || sum.Skipped["ClusterOperator exists: created once, never overwritten"] != 2 {
 			t.Errorf("summary: %+v, wait %+v", sum, sum.Wait)
 		}
-		if !strings.Contains(r.stderr, "error: "+filepath.Join(extra, "0000_50_monitoring_00_servicemonitor.yaml")+"#0: ") {
-			t.Errorf("stderr lacks the failure:\n%s", r.stderr)
+		if !strings.Contains(r.Stderr, "error: "+filepath.Join(extra, "0000_50_monitoring_00_servicemonitor.yaml")+"#0: ") {
+			t.Errorf("stderr lacks the failure:\n%s", r.Stderr)
 		}
 	})
 
@@ -119,8 +119,8 @@ func TestApplyCLI(t *testing.T) {
 		if err := play.Wait(); err != nil {
 			t.Errorf("play-operators: %v", err)
 		}
-		if r.code != 0 || !strings.Contains(r.stderr, "wait: applied objects: all ") {
-			t.Errorf("exit %d:\n%s", r.code, r.stderr)
+		if r.Code != 0 || !strings.Contains(r.Stderr, "wait: applied objects: all ") {
+			t.Errorf("exit %d:\n%s", r.Code, r.Stderr)
 		}
 	})
 }
@@ -180,8 +180,8 @@ func TestApplyStdoutClosed(t *testing.T) {
 		t.Errorf("stderr:\n%s", stderr.String())
 	}
 	r := cli(t, ctx, args...)
-	if r.code != 1 || summaryOf(t, parseEvents(t, r.stdout)).Interrupted != nil {
+	if r.Code != 1 || summaryOf(t, parseEvents(t, r.Stdout)).Interrupted != nil {
 		// 1: the real payload has kinds without CRDs (TestApplyRealPayload).
-		t.Errorf("the second apply: exit %d:\n%.3000s", r.code, r.stderr)
+		t.Errorf("the second apply: exit %d:\n%.3000s", r.Code, r.Stderr)
 	}
 }

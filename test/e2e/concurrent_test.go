@@ -39,10 +39,10 @@ func TestConcurrentApplies(t *testing.T) {
 		cancel()
 		t.Logf("round %d: both applies ended in %s", round, time.Since(start).Round(100*time.Millisecond))
 		for i, r := range results {
-			if r.code != wantCode {
-				t.Errorf("round %d, apply %d: exit %d, want %d as one apply alone", round, i, r.code, wantCode)
+			if r.Code != wantCode {
+				t.Errorf("round %d, apply %d: exit %d, want %d as one apply alone", round, i, r.Code, wantCode)
 			}
-			if diff := cmp.Diff(wantFailures, failures(parseEvents(t, r.stdout))); diff != "" {
+			if diff := cmp.Diff(wantFailures, failures(parseEvents(t, r.Stdout))); diff != "" {
 				t.Errorf("round %d, apply %d: failures differ from one apply alone (-alone +concurrent):\n%s", round, i, diff)
 			}
 		}

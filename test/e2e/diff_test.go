@@ -67,47 +67,47 @@ func TestDiffLive(t *testing.T) {
 
 	t.Run("an empty cluster: no release to compare with but the one named", func(t *testing.T) {
 		r := cli(t, ctx, "diff", kc)
-		if r.code != 2 || !strings.Contains(r.stderr, "the cluster has no record of the release it runs") || !strings.Contains(r.stderr, "pass --payload") {
-			t.Fatalf("exit %d, want 2 and why:\n%s", r.code, r.stderr)
+		if r.Code != 2 || !strings.Contains(r.Stderr, "the cluster has no record of the release it runs") || !strings.Contains(r.Stderr, "pass --payload") {
+			t.Fatalf("exit %d, want 2 and why:\n%s", r.Code, r.Stderr)
 		}
 		r = cli(t, ctx, "diff", kc, "--payload=embedded://payload-apply")
-		if r.code != 1 {
-			t.Fatalf("exit %d, want 1:\n%s", r.code, r.stderr)
+		if r.Code != 1 {
+			t.Fatalf("exit %d, want 1:\n%s", r.Code, r.Stderr)
 		}
 		// 40 objects, one of them annotated for deletion.
-		if !strings.HasSuffix(r.stdout, "Summary: 39 to create, 0 to change, 0 to delete, 0 unchanged\n") {
-			t.Errorf("summary:\n%s", tailLines(r.stdout))
+		if !strings.HasSuffix(r.Stdout, "Summary: 39 to create, 0 to change, 0 to delete, 0 unchanged\n") {
+			t.Errorf("summary:\n%s", tailLines(r.Stdout))
 		}
 		// Kinds whose CRD is in the plan: as the payload gives them.
 		for _, want := range []string{"+++ b/config.openshift.io/ClusterOperator/ingress", "+++ b/operator.openshift.io/IngressController/openshift-ingress-operator/default"} {
-			if !strings.Contains(r.stdout, want) {
+			if !strings.Contains(r.Stdout, want) {
 				t.Errorf("diff lacks %q", want)
 			}
 		}
-		if r.stderr != "comparing with --payload embedded://payload-apply (4.22.0); the cluster has no record of a release\n" {
-			t.Errorf("stderr:\n%s", r.stderr)
+		if r.Stderr != "comparing with --payload embedded://payload-apply (4.22.0); the cluster has no record of a release\n" {
+			t.Errorf("stderr:\n%s", r.Stderr)
 		}
 	})
 
 	t.Run("apply", func(t *testing.T) {
-		if r := cli(t, ctx, "apply", kc); r.code != 0 {
-			t.Fatalf("exit %d:\n%s", r.code, r.stderr)
+		if r := cli(t, ctx, "apply", kc); r.Code != 0 {
+			t.Fatalf("exit %d:\n%s", r.Code, r.Stderr)
 		}
 	})
 
 	t.Run("right after apply: no differences", func(t *testing.T) {
 		r := cli(t, ctx, "diff", kc)
-		if r.code != 0 || r.stdout != "Summary: 0 to create, 0 to change, 0 to delete, 39 unchanged\n" ||
-			!strings.HasPrefix(r.stderr, "comparing with the release the cluster runs: 4.22.0 (embedded://payload-apply@sha256:") {
-			t.Fatalf("exit %d, want 0:\n%s%s", r.code, r.stdout, r.stderr)
+		if r.Code != 0 || r.Stdout != "Summary: 0 to create, 0 to change, 0 to delete, 39 unchanged\n" ||
+			!strings.HasPrefix(r.Stderr, "comparing with the release the cluster runs: 4.22.0 (embedded://payload-apply@sha256:") {
+			t.Fatalf("exit %d, want 0:\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}
 		r = cli(t, ctx, "diff", kc, "-o", "json")
 		var out struct {
 			Summary map[string]int `json:"summary"`
 			Objects []any          `json:"objects"`
 		}
-		if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || r.code != 0 || len(out.Objects) != 0 || out.Summary["unchanged"] != 39 {
-			t.Errorf("-o json: exit %d, %v:\n%s", r.code, err, r.stdout)
+		if err := json.Unmarshal([]byte(r.Stdout), &out); err != nil || r.Code != 0 || len(out.Objects) != 0 || out.Summary["unchanged"] != 39 {
+			t.Errorf("-o json: exit %d, %v:\n%s", r.Code, err, r.Stdout)
 		}
 	})
 
@@ -120,8 +120,8 @@ func TestDiffLive(t *testing.T) {
 		if _, err := c.Resource(configMaps).Namespace(ns).Update(ctx, cm, metav1.UpdateOptions{FieldManager: "e2e-network-operator"}); err != nil {
 			t.Fatal(err)
 		}
-		if r := cli(t, ctx, "diff", kc, "--summary"); r.code != 0 {
-			t.Fatalf("exit %d, want 0:\n%s%s", r.code, r.stdout, r.stderr)
+		if r := cli(t, ctx, "diff", kc, "--summary"); r.Code != 0 {
+			t.Fatalf("exit %d, want 0:\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}
 	})
 
@@ -138,27 +138,27 @@ func TestDiffLive(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := cli(t, ctx, "diff", kc)
-		if r.code != 1 {
-			t.Fatalf("exit %d, want 1:\n%s%s", r.code, r.stdout, r.stderr)
+		if r.Code != 1 {
+			t.Fatalf("exit %d, want 1:\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}
 		want := []string{
 			"a/apps/Deployment/openshift-ingress-operator/ingress-operator",
 			"b/apps/Deployment/openshift-ingress-operator/ingress-operator",
 			"b/core/ConfigMap/openshift-ingress-operator/trusted-ca",
 		}
-		if got := changedObjects(r.stdout); strings.Join(got, " ") != strings.Join(want, " ") {
-			t.Errorf("objects shown %q, want %q:\n%s", got, want, r.stdout)
+		if got := changedObjects(r.Stdout); strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("objects shown %q, want %q:\n%s", got, want, r.Stdout)
 		}
 		for _, line := range []string{"-  replicas: 3\n+  replicas: 1\n", "--- /dev/null\n+++ b/core/ConfigMap/openshift-ingress-operator/trusted-ca\n", "# 50/cluster-ingress-operator\n"} {
-			if !strings.Contains(r.stdout, line) {
-				t.Errorf("diff lacks %q:\n%s", line, r.stdout)
+			if !strings.Contains(r.Stdout, line) {
+				t.Errorf("diff lacks %q:\n%s", line, r.Stdout)
 			}
 		}
-		if removed := regexp.MustCompile(`(?m)^-[^-]`).FindAllString(r.stdout, -1); len(removed) != 1 {
-			t.Errorf("%d lines removed, want the one of replicas:\n%s", len(removed), r.stdout)
+		if removed := regexp.MustCompile(`(?m)^-[^-]`).FindAllString(r.Stdout, -1); len(removed) != 1 {
+			t.Errorf("%d lines removed, want the one of replicas:\n%s", len(removed), r.Stdout)
 		}
-		if !strings.HasSuffix(r.stdout, "Summary: 1 to create, 1 to change, 0 to delete, 37 unchanged\n") {
-			t.Errorf("summary:\n%s", tailLines(r.stdout))
+		if !strings.HasSuffix(r.Stdout, "Summary: 1 to create, 1 to change, 0 to delete, 37 unchanged\n") {
+			t.Errorf("summary:\n%s", tailLines(r.Stdout))
 		}
 		// Nothing was written: the Deployment still has 3 replicas.
 		d, err = c.Resource(deployments).Namespace(ns).Get(ctx, "ingress-operator", metav1.GetOptions{})
@@ -169,8 +169,8 @@ func TestDiffLive(t *testing.T) {
 
 	t.Run("output is stable and sorted", func(t *testing.T) {
 		first, second := cli(t, ctx, "diff", kc), cli(t, ctx, "diff", kc)
-		if first.stdout != second.stdout || first.code != 1 || second.code != 1 {
-			t.Errorf("two runs differ (exit %d, %d):\n%s\n---\n%s", first.code, second.code, first.stdout, second.stdout)
+		if first.Stdout != second.Stdout || first.Code != 1 || second.Code != 1 {
+			t.Errorf("two runs differ (exit %d, %d):\n%s\n---\n%s", first.Code, second.Code, first.Stdout, second.Stdout)
 		}
 		r := cli(t, ctx, "diff", kc, "-o", "json")
 		var out struct {
@@ -179,7 +179,7 @@ func TestDiffLive(t *testing.T) {
 				RunLevel                                int
 			} `json:"objects"`
 		}
-		if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		if err := json.Unmarshal([]byte(r.Stdout), &out); err != nil {
 			t.Fatal(err)
 		}
 		var got []string
@@ -203,11 +203,11 @@ func TestDiffLive(t *testing.T) {
 		_ = l.Close()
 		start := time.Now()
 		r := cli(t, ctx, "diff", kc, "--server="+dead, "--profile=self-managed-high-availability")
-		if r.code != 2 || r.stdout != "" {
-			t.Errorf("exit %d, want 2, and no output:\n%s", r.code, r.stdout)
+		if r.Code != 2 || r.Stdout != "" {
+			t.Errorf("exit %d, want 2, and no output:\n%s", r.Code, r.Stdout)
 		}
-		if want := "error: cannot reach the cluster at " + dead + ": "; !strings.HasPrefix(r.stderr, want) || !strings.Contains(r.stderr, "connection refused") || strings.Count(r.stderr, "\n") != 1 {
-			t.Errorf("stderr, want one line starting %q:\n%s", want, r.stderr)
+		if want := "error: cannot reach the cluster at " + dead + ": "; !strings.HasPrefix(r.Stderr, want) || !strings.Contains(r.Stderr, "connection refused") || strings.Count(r.Stderr, "\n") != 1 {
+			t.Errorf("stderr, want one line starting %q:\n%s", want, r.Stderr)
 		}
 		if d := time.Since(start); d > 10*time.Second {
 			t.Errorf("took %s: an unreachable cluster must fail at once, not retry", d)
@@ -217,24 +217,24 @@ func TestDiffLive(t *testing.T) {
 	t.Run("forbidden: exit 2, the reads refused named", func(t *testing.T) {
 		// Without --profile the first read is the cluster's profile.
 		r := cli(t, ctx, "diff", kc, "--as=e2e-nobody")
-		if r.code != 2 || r.stdout != "" {
-			t.Errorf("exit %d, want 2, and no output:\n%s", r.code, r.stdout)
+		if r.Code != 2 || r.Stdout != "" {
+			t.Errorf("exit %d, want 2, and no output:\n%s", r.Code, r.Stdout)
 		}
-		if !strings.Contains(r.stderr, `error: reading the cluster's profile: ConfigMap/openshift-config/cluster-profile: get: forbidden: `) ||
-			!strings.Contains(r.stderr, `user "e2e-nobody" cannot get configmaps in namespace "openshift-config": the role needs verb "get" on resource "configmaps"`) {
-			t.Errorf("stderr:\n%s", r.stderr)
+		if !strings.Contains(r.Stderr, `error: reading the cluster's profile: ConfigMap/openshift-config/cluster-profile: get: forbidden: `) ||
+			!strings.Contains(r.Stderr, `user "e2e-nobody" cannot get configmaps in namespace "openshift-config": the role needs verb "get" on resource "configmaps"`) {
+			t.Errorf("stderr:\n%s", r.Stderr)
 		}
 		// With --profile and --payload, the record left out (a warning),
 		// every object is refused and named, by file.
 		r = cli(t, ctx, "diff", kc, "--as=e2e-nobody", "--profile=self-managed-high-availability", "--payload=embedded://payload-apply")
-		if r.code != 2 {
-			t.Errorf("exit %d, want 2:\n%s", r.code, tailLines(r.stderr))
+		if r.Code != 2 {
+			t.Errorf("exit %d, want 2:\n%s", r.Code, tailLines(r.Stderr))
 		}
-		if !strings.Contains(r.stderr, "release-manifests/0000_50_cluster-ingress-operator_02-deployment.yaml#0: Deployment.apps/openshift-ingress-operator/ingress-operator: get: forbidden: ") {
-			t.Errorf("stderr does not name the Deployment refused:\n%s", tailLines(r.stderr))
+		if !strings.Contains(r.Stderr, "release-manifests/0000_50_cluster-ingress-operator_02-deployment.yaml#0: Deployment.apps/openshift-ingress-operator/ingress-operator: get: forbidden: ") {
+			t.Errorf("stderr does not name the Deployment refused:\n%s", tailLines(r.Stderr))
 		}
-		if !strings.HasSuffix(r.stdout, "Summary: 0 to create, 0 to change, 0 to delete, 0 unchanged\n") {
-			t.Errorf("stdout:\n%s", r.stdout)
+		if !strings.HasSuffix(r.Stdout, "Summary: 0 to create, 0 to change, 0 to delete, 0 unchanged\n") {
+			t.Errorf("stdout:\n%s", r.Stdout)
 		}
 	})
 
@@ -247,12 +247,12 @@ func TestDiffLive(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := cli(t, ctx, "diff", kc, "--summary")
-		if r.code != 1 || r.stdout != "Summary: 1 to create, 1 to change, 1 to delete, 37 unchanged\n" {
-			t.Errorf("exit %d:\n%s%s", r.code, r.stdout, r.stderr)
+		if r.Code != 1 || r.Stdout != "Summary: 1 to create, 1 to change, 1 to delete, 37 unchanged\n" {
+			t.Errorf("exit %d:\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}
 		r = cli(t, ctx, "diff", kc)
-		if !strings.Contains(r.stdout, "--- a/core/ConfigMap/openshift-cluster-node-tuning-operator/tuned-profiles\n+++ /dev/null\n") {
-			t.Errorf("no deletion shown:\n%s", r.stdout)
+		if !strings.Contains(r.Stdout, "--- a/core/ConfigMap/openshift-cluster-node-tuning-operator/tuned-profiles\n+++ /dev/null\n") {
+			t.Errorf("no deletion shown:\n%s", r.Stdout)
 		}
 	})
 
@@ -263,23 +263,23 @@ func TestDiffLive(t *testing.T) {
 			t.Helper()
 			for _, v := range []string{first, second} {
 				for _, form := range []string{v, base64.StdEncoding.EncodeToString([]byte(v))} {
-					if strings.Contains(r.stdout, form) || strings.Contains(r.stderr, form) {
+					if strings.Contains(r.Stdout, form) || strings.Contains(r.Stderr, form) {
 						t.Errorf("%s: the secret value %q shows in the output", what, form)
 					}
 				}
 			}
 		}
 		r := cli(t, ctx, "apply", kc, extra, "-v=10")
-		if r.code != 0 {
-			t.Fatalf("apply: exit %d:\n%s", r.code, tailLines(r.stderr))
+		if r.Code != 0 {
+			t.Fatalf("apply: exit %d:\n%s", r.Code, tailLines(r.Stderr))
 		}
 		secretsIn(t, "apply -v=10", r)
 		// The logs do have bodies: the test would see a leak.
-		if !strings.Contains(r.stderr, "Request Body") || !strings.Contains(r.stderr, "Response Body") {
-			t.Fatalf("apply -v=10 logged no bodies:\n%s", tailLines(r.stderr))
+		if !strings.Contains(r.Stderr, "Request Body") || !strings.Contains(r.Stderr, "Response Body") {
+			t.Fatalf("apply -v=10 logged no bodies:\n%s", tailLines(r.Stderr))
 		}
-		if r := cli(t, ctx, "diff", kc, extra); r.code != 0 {
-			t.Fatalf("diff after apply: exit %d:\n%s%s", r.code, r.stdout, r.stderr)
+		if r := cli(t, ctx, "diff", kc, extra); r.Code != 0 {
+			t.Fatalf("diff after apply: exit %d:\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}
 
 		sec, err := c.Resource(secrets).Namespace(ns).Get(ctx, "e2e-diff", metav1.GetOptions{})
@@ -291,24 +291,24 @@ func TestDiffLive(t *testing.T) {
 			t.Fatal(err)
 		}
 		r = cli(t, ctx, "diff", kc, extra, "-v=10")
-		if r.code != 1 {
-			t.Fatalf("exit %d, want 1:\n%s", r.code, tailLines(r.stderr))
+		if r.Code != 1 {
+			t.Fatalf("exit %d, want 1:\n%s", r.Code, tailLines(r.Stderr))
 		}
 		secretsIn(t, "diff -v=10", r)
-		if !strings.Contains(r.stderr, "Response Body") {
-			t.Errorf("diff -v=10 logged no bodies:\n%s", tailLines(r.stderr))
+		if !strings.Contains(r.Stderr, "Response Body") {
+			t.Errorf("diff -v=10 logged no bodies:\n%s", tailLines(r.Stderr))
 		}
-		if got := changedObjects(r.stdout); strings.Join(got, " ") != "a/core/Secret/openshift-ingress-operator/e2e-diff b/core/Secret/openshift-ingress-operator/e2e-diff" {
-			t.Errorf("objects shown %q:\n%s", got, r.stdout)
+		if got := changedObjects(r.Stdout); strings.Join(got, " ") != "a/core/Secret/openshift-ingress-operator/e2e-diff b/core/Secret/openshift-ingress-operator/e2e-diff" {
+			t.Errorf("objects shown %q:\n%s", got, r.Stdout)
 		}
 		for _, want := range []string{"-  password: '*** (before)'\n+  password: '*** (after)'\n", "  username: '***'\n"} {
-			if !strings.Contains(r.stdout, want) {
-				t.Errorf("diff lacks %q:\n%s", want, r.stdout)
+			if !strings.Contains(r.Stdout, want) {
+				t.Errorf("diff lacks %q:\n%s", want, r.Stdout)
 			}
 		}
 		r = cli(t, ctx, "diff", kc, extra, "-o", "json", "-v=10")
-		if r.code != 1 || !strings.Contains(r.stdout, `"kind": "Secret"`) {
-			t.Errorf("-o json: exit %d:\n%s", r.code, r.stdout)
+		if r.Code != 1 || !strings.Contains(r.Stdout, `"kind": "Secret"`) {
+			t.Errorf("-o json: exit %d:\n%s", r.Code, r.Stdout)
 		}
 		secretsIn(t, "diff -o json -v=10", r)
 	})

@@ -38,7 +38,7 @@ var reference struct {
 	objs     []planned
 	state    map[string]string
 	failures map[string]string
-	code     int
+	Code     int
 }
 
 // referenceState returns the planned objects of the real payload, the
@@ -52,12 +52,12 @@ func referenceState(t *testing.T) ([]planned, map[string]string, map[string]stri
 		reference.objs = objs
 		reference.state = newCluster(t, s.RESTConfig()).state(t, objs)
 		reference.failures = failures(events)
-		reference.code = r.code
+		reference.Code = r.Code
 	})
 	if reference.state == nil {
 		t.Fatal("no reference state")
 	}
-	return reference.objs, reference.state, reference.failures, reference.code
+	return reference.objs, reference.state, reference.failures, reference.Code
 }
 
 // transientReasons are the reasons a fault may add to the failures of an
@@ -287,11 +287,11 @@ func TestFaults(t *testing.T) {
 			rerun := time.Now()
 			r2 := cli(t, t.Context(), "apply", "--kubeconfig="+s.Kubeconfig, "--payload="+realpayload.Dir(t), "-o", "json")
 			t.Logf("re-run: exit %d in %s; converged %s after the fault run started; %s in all",
-				r2.code, time.Since(rerun).Round(100*time.Millisecond), time.Since(ready).Round(100*time.Millisecond), time.Since(start).Round(100*time.Millisecond))
-			if r2.code != wantCode {
-				t.Errorf("re-run: exit %d, want %d as uninterrupted:\n%.4000s", r2.code, wantCode, r2.stderr)
+				r2.Code, time.Since(rerun).Round(100*time.Millisecond), time.Since(ready).Round(100*time.Millisecond), time.Since(start).Round(100*time.Millisecond))
+			if r2.Code != wantCode {
+				t.Errorf("re-run: exit %d, want %d as uninterrupted:\n%.4000s", r2.Code, wantCode, r2.Stderr)
 			}
-			if diff := cmp.Diff(wantFailures, failures(parseEvents(t, r2.stdout))); diff != "" {
+			if diff := cmp.Diff(wantFailures, failures(parseEvents(t, r2.Stdout))); diff != "" {
 				t.Errorf("re-run: failures differ from an uninterrupted apply (-uninterrupted +re-run):\n%s", diff)
 			}
 			if diff := cmp.Diff(want, newCluster(t, s.RESTConfig()).state(t, objs)); diff != "" {

@@ -143,35 +143,35 @@ func TestApplyHostilePayload(t *testing.T) {
 		name    string
 		payload func(t *testing.T) string
 		args    []string
-		code    int
+		Code    int
 		want    string
 	}{
 		{name: "image with a link out of it", payload: func(t *testing.T) string { return writeImage(t) },
-			code: 2, want: `entry "release-manifests/0000_50_hostile_03_link.yaml": refused: link leaves the image root`},
+			Code: 2, want: `entry "release-manifests/0000_50_hostile_03_link.yaml": refused: link leaves the image root`},
 		{name: "alias bomb", payload: func(t *testing.T) string {
 			return writeHostilePayload(t, map[string]string{"release-manifests/0000_50_hostile_02_bomb.yaml": bomb})
-		}, code: 1, want: "release-manifests/0000_50_hostile_02_bomb.yaml#0: yaml: document contains excessive aliasing"},
+		}, Code: 1, want: "release-manifests/0000_50_hostile_02_bomb.yaml#0: yaml: document contains excessive aliasing"},
 		{name: "link out of the payload", payload: func(t *testing.T) string {
 			return writeHostilePayload(t, map[string]string{"release-manifests/0000_50_hostile_02_link.yaml": "-> ../../secret.yaml"})
-		}, code: 1, want: "release-manifests/0000_50_hostile_02_link.yaml: symbolic link leads outside the payload directory"},
+		}, Code: 1, want: "release-manifests/0000_50_hostile_02_link.yaml: symbolic link leads outside the payload directory"},
 		{name: "overlay reaching out", payload: func(t *testing.T) string { return writeHostilePayload(t, nil) },
 			args: []string{"--profile=evil", "--profiles-dir=@/../profiles", "--overlays-dir=@/../overlays"},
-			code: 1, want: `overlays/evil/kustomization.yaml: resources[0] "../../secret.yaml": refers outside the overlay directory evil`},
+			Code: 1, want: `overlays/evil/kustomization.yaml: resources[0] "../../secret.yaml": refers outside the overlay directory evil`},
 		{name: "a named pipe", payload: func(t *testing.T) string {
 			return writeHostilePayload(t, map[string]string{"release-manifests/0000_50_hostile_02_fifo.yaml": hostile.FIFO})
-		}, code: 1, want: "release-manifests/0000_50_hostile_02_fifo.yaml: not a regular file: a named pipe (FIFO)"},
+		}, Code: 1, want: "release-manifests/0000_50_hostile_02_fifo.yaml: not a regular file: a named pipe (FIFO)"},
 		{name: "an image image-references lacks", payload: func(t *testing.T) string {
 			return writeHostilePayload(t, map[string]string{"manifests/0000_00_cluster-version-operator_99_x.yaml": included("ConfigMap", "x", "hostile-e2e") + "data: {image: '{{index .Images \"nope\"}}'}\n"})
-		}, code: 1, want: `manifests/0000_00_cluster-version-operator_99_x.yaml: image-references has no such tag: "nope"`},
+		}, Code: 1, want: `manifests/0000_00_cluster-version-operator_99_x.yaml: image-references has no such tag: "nope"`},
 		{name: "replicas three", payload: func(t *testing.T) string {
 			return writeHostilePayload(t, map[string]string{"release-manifests/0000_50_hostile_02_d.yaml": strings.Replace(included("Deployment", "d", "hostile-e2e"), "apiVersion: v1", "apiVersion: apps/v1", 1) + "spec: {replicas: three}\n"})
-		}, code: 1, want: "release-manifests/0000_50_hostile_02_d.yaml#0: Deployment.apps/hostile-e2e/d: spec.replicas: must be of type int32, not string"},
+		}, Code: 1, want: "release-manifests/0000_50_hostile_02_d.yaml#0: Deployment.apps/hostile-e2e/d: spec.replicas: must be of type int32, not string"},
 		{name: "kind List", payload: func(t *testing.T) string {
 			return writeHostilePayload(t, map[string]string{"release-manifests/0000_50_hostile_02_l.yaml": included("List", "l", "") + "items: [{apiVersion: v1, kind: ConfigMap, metadata: {name: in-list, namespace: hostile-e2e}}]\n"})
-		}, code: 1, want: "release-manifests/0000_50_hostile_02_l.yaml#0: List/l: kind: List is a client-side list"},
+		}, Code: 1, want: "release-manifests/0000_50_hostile_02_l.yaml#0: List/l: kind: List is a client-side list"},
 		{name: "a numeric annotation", payload: func(t *testing.T) string {
 			return writeHostilePayload(t, map[string]string{"release-manifests/0000_50_hostile_02_a.yaml": included("ConfigMap", "a", "hostile-e2e") + "    replicas: 3\n"})
-		}, code: 1, want: "release-manifests/0000_50_hostile_02_a.yaml#0: ConfigMap/a: metadata.annotations[replicas]: must be a string, not the number 3 (quote it)"},
+		}, Code: 1, want: "release-manifests/0000_50_hostile_02_a.yaml#0: ConfigMap/a: metadata.annotations[replicas]: must be a string, not the number 3 (quote it)"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -182,8 +182,8 @@ func TestApplyHostilePayload(t *testing.T) {
 				args = append(args, strings.ReplaceAll(a, "@", payload))
 			}
 			r := cli(t, t.Context(), args...)
-			if r.code != tc.code || !strings.Contains(r.stderr, tc.want) {
-				t.Errorf("exit %d, stderr:\n%s\nwant exit %d and %q", r.code, r.stderr, tc.code, tc.want)
+			if r.Code != tc.Code || !strings.Contains(r.Stderr, tc.want) {
+				t.Errorf("exit %d, stderr:\n%s\nwant exit %d and %q", r.Code, r.Stderr, tc.Code, tc.want)
 			}
 			if w := log.writes(); len(w) > 0 {
 				t.Errorf("the command sent %d writes: %q", len(w), w)
@@ -215,8 +215,8 @@ func TestApplyHostilePayload(t *testing.T) {
 			}
 		}
 		r := cli(t, t.Context(), "apply", "--kubeconfig="+kubeconfig, "--payload="+payload, "--timeout=1m", "--dry-run=server")
-		if r.code != 0 {
-			t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
+		if r.Code != 0 {
+			t.Fatalf("exit %d, stderr:\n%s", r.Code, r.Stderr)
 		}
 		if len(log.writes()) == 0 {
 			t.Error("the proxy saw no writes")

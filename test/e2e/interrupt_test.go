@@ -26,10 +26,10 @@ import (
 
 // signaled is how a run that got a signal ended.
 type signaled struct {
-	code   int
+	Code   int
 	took   time.Duration // from the signal to the exit
-	stderr string
-	stdout string
+	Stderr string
+	Stdout string
 	fired  bool // the trigger was seen and the signal sent
 }
 
@@ -82,16 +82,16 @@ func signalWhen(t *testing.T, deadline time.Duration, sig syscall.Signal, trigge
 	wg.Wait()
 	err = cmd.Wait()
 	end := time.Now()
-	r := signaled{stderr: eo.String(), stdout: out.String(), fired: fired}
+	r := signaled{Stderr: eo.String(), Stdout: out.String(), fired: fired}
 	var ee *exec.ExitError
 	switch {
 	case errors.As(err, &ee):
-		r.code = ee.ExitCode()
+		r.Code = ee.ExitCode()
 	case err != nil:
 		t.Fatalf("%v: %v", args, err)
 	}
 	if ctx.Err() != nil {
-		t.Fatalf("the run did not end within %s (killed); stderr:\n%s", deadline, tail(r.stderr, 2000))
+		t.Fatalf("the run did not end within %s (killed); stderr:\n%s", deadline, tail(r.Stderr, 2000))
 	}
 	if fired {
 		r.took = end.Sub(sent)
@@ -204,12 +204,12 @@ func TestSIGTERMInEachPhase(t *testing.T) {
 		r := signalWhen(t, 5*time.Minute, syscall.SIGTERM, eventLine("task", 60),
 			"apply", kc, "--payload", realpayload.Dir(t), "-o", "json")
 		checkSignaled(t, r, "")
-		sum := summaryOf(t, parseEvents(t, r.stdout))
+		sum := summaryOf(t, parseEvents(t, r.Stdout))
 		if sum.Interrupted == nil || !*sum.Interrupted {
 			t.Errorf("the JSON summary does not say interrupted")
 		}
-		if !strings.Contains(r.stderr, "interrupted: ") || !strings.Contains(r.stderr, "run the same command again to finish") {
-			t.Errorf("no interrupt report on stderr:\n%s", tail(r.stderr, 2000))
+		if !strings.Contains(r.Stderr, "interrupted: ") || !strings.Contains(r.Stderr, "run the same command again to finish") {
+			t.Errorf("no interrupt report on stderr:\n%s", tail(r.Stderr, 2000))
 		}
 	})
 	t.Run("wait", func(t *testing.T) {
@@ -220,7 +220,7 @@ func TestSIGTERMInEachPhase(t *testing.T) {
 		r := signalWhen(t, 5*time.Minute, syscall.SIGTERM, eventLine("wait", 1),
 			"apply", kc, "--payload", realpayload.Dir(t), "--wait", "--wait-on-failure", "--timeout=10m", "-o", "json")
 		checkSignaled(t, r, "")
-		sum := summaryOf(t, parseEvents(t, r.stdout))
+		sum := summaryOf(t, parseEvents(t, r.Stdout))
 		if sum.Interrupted == nil || !*sum.Interrupted {
 			t.Errorf("the JSON summary does not say interrupted")
 		}
@@ -232,19 +232,19 @@ func TestSIGTERMInEachPhase(t *testing.T) {
 func checkSignaled(t *testing.T, r signaled, want string) {
 	t.Helper()
 	if !r.fired {
-		t.Fatalf("the phase was never seen (exit %d); stderr:\n%s", r.code, tail(r.stderr, 2000))
+		t.Fatalf("the phase was never seen (exit %d); stderr:\n%s", r.Code, tail(r.Stderr, 2000))
 	}
-	t.Logf("exit %d %s after SIGTERM", r.code, r.took.Round(time.Millisecond))
-	if r.code != 130 {
-		t.Errorf("exit %d, want 130; stderr:\n%s", r.code, tail(r.stderr, 2000))
+	t.Logf("exit %d %s after SIGTERM", r.Code, r.took.Round(time.Millisecond))
+	if r.Code != 130 {
+		t.Errorf("exit %d, want 130; stderr:\n%s", r.Code, tail(r.Stderr, 2000))
 	}
 	if r.took > 2*time.Second {
 		t.Errorf("ended %s after SIGTERM, want within 2s", r.took)
 	}
-	if strings.Contains(r.stderr, "panic:") || strings.Contains(r.stderr, "goroutine ") {
-		t.Errorf("panic:\n%s", tail(r.stderr, 4000))
+	if strings.Contains(r.Stderr, "panic:") || strings.Contains(r.Stderr, "goroutine ") {
+		t.Errorf("panic:\n%s", tail(r.Stderr, 4000))
 	}
-	if want != "" && !strings.Contains(r.stderr, want) {
-		t.Errorf("stderr does not say %q:\n%s", want, tail(r.stderr, 2000))
+	if want != "" && !strings.Contains(r.Stderr, want) {
+		t.Errorf("stderr does not say %q:\n%s", want, tail(r.Stderr, 2000))
 	}
 }

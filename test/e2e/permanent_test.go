@@ -104,14 +104,14 @@ spec:
 				order = "install"
 			}
 			r := runBounded(t, 3*time.Minute, "apply", "--kubeconfig="+s.Kubeconfig, "--payload="+dir, "--order="+order, "-o", "json")
-			t.Logf("exit %d in %s", r.code, r.took.Round(100*time.Millisecond))
-			if r.code != 1 {
-				t.Errorf("exit %d, want 1; stderr:\n%.3000s", r.code, r.stderr)
+			t.Logf("exit %d in %s", r.Code, r.took.Round(100*time.Millisecond))
+			if r.Code != 1 {
+				t.Errorf("exit %d, want 1; stderr:\n%.3000s", r.Code, r.Stderr)
 			}
 			if r.took > 30*time.Second {
 				t.Errorf("took %s: the rejection was retried or waited for", r.took)
 			}
-			events := parseEvents(t, r.stdout)
+			events := parseEvents(t, r.Stdout)
 			if errs := strings.Join(summaryOf(t, events).Errors, "\n"); !strings.Contains(errs, tc.want) {
 				t.Errorf("the errors lack %q:\n%.3000s", tc.want, errs)
 			}

@@ -48,11 +48,11 @@ func (p planned) key() string {
 func plannedObjects(t *testing.T) []planned {
 	t.Helper()
 	r := cli(t, t.Context(), "render", "--list", "--payload", realpayload.Dir(t))
-	if r.code != 0 {
-		t.Fatalf("render --list: exit %d: %s", r.code, r.stderr)
+	if r.Code != 0 {
+		t.Fatalf("render --list: exit %d: %s", r.Code, r.Stderr)
 	}
 	var out []planned
-	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(r.Stdout), "\n") {
 		f := strings.Split(line, "\t")
 		if len(f) != 7 {
 			t.Fatalf("render --list line %q", line)
@@ -76,7 +76,7 @@ func applyRealToShared(t *testing.T) (*apiserver.Server, result, []event) {
 	payload := realpayload.Dir(t)
 	realRun.once.Do(func() {
 		realRun.result = cli(t, context.Background(), "apply", "--kubeconfig="+s.Kubeconfig, "--payload="+payload, "-o", "json")
-		realRun.events = parseEvents(t, realRun.result.stdout)
+		realRun.events = parseEvents(t, realRun.result.Stdout)
 	})
 	if realRun.events == nil {
 		t.Fatal("the real payload was not applied to the shared server")
@@ -218,8 +218,8 @@ func TestApplyRealPayload(t *testing.T) {
 	c := newCluster(t, s.RESTConfig())
 
 	t.Run("failures are classified and stop nothing else", func(t *testing.T) {
-		if r.code != 1 {
-			t.Fatalf("exit %d, want 1 (some kinds have no CRD in the payload):\n%s", r.code, r.stderr)
+		if r.Code != 1 {
+			t.Fatalf("exit %d, want 1 (some kinds have no CRD in the payload):\n%s", r.Code, r.Stderr)
 		}
 		fails := failures(events)
 		tasks := map[string]event{}
@@ -255,14 +255,14 @@ func TestApplyRealPayload(t *testing.T) {
 		}
 		// Every line on stderr names one failure, and nothing was
 		// skipped for want of another node.
-		if n := strings.Count(r.stderr, "error: "); n != len(fails) {
+		if n := strings.Count(r.Stderr, "error: "); n != len(fails) {
 			t.Errorf("%d error lines for %d failures", n, len(fails))
 		}
-		if strings.Contains(r.stderr, "not applied: it requires") {
-			t.Errorf("nodes were skipped:\n%s", r.stderr)
+		if strings.Contains(r.Stderr, "not applied: it requires") {
+			t.Errorf("nodes were skipped:\n%s", r.Stderr)
 		}
-		if !strings.Contains(r.stderr, "error: release-manifests/0000_10_config-operator_03_servicemonitor.yaml#0: ServiceMonitor.monitoring.coreos.com/openshift-config-operator/config-operator: apply: resource type missing:") {
-			t.Errorf("no resource type missing line for the config operator's ServiceMonitor:\n%.2000s", r.stderr)
+		if !strings.Contains(r.Stderr, "error: release-manifests/0000_10_config-operator_03_servicemonitor.yaml#0: ServiceMonitor.monitoring.coreos.com/openshift-config-operator/config-operator: apply: resource type missing:") {
+			t.Errorf("no resource type missing line for the config operator's ServiceMonitor:\n%.2000s", r.Stderr)
 		}
 		// The components' steps are tasks too (the ingress placement).
 		var steps int
@@ -283,7 +283,7 @@ func TestApplyRealPayload(t *testing.T) {
 	t.Run("a second apply writes nothing", func(t *testing.T) {
 		before := c.resourceVersions(t, objs)
 		r2 := cli(t, t.Context(), "apply", "--kubeconfig="+s.Kubeconfig, "--payload="+realpayload.Dir(t), "-o", "json")
-		ev := parseEvents(t, r2.stdout)
+		ev := parseEvents(t, r2.Stdout)
 		sum := summaryOf(t, ev)
 		if sum.Requests.Writes != 0 {
 			t.Errorf("%d write requests", sum.Requests.Writes)
@@ -327,7 +327,7 @@ func TestApplyRealPayload(t *testing.T) {
 		}
 
 		r3 := cli(t, ctx, "apply", "--kubeconfig="+s.Kubeconfig, "--payload="+realpayload.Dir(t), "-o", "json")
-		ev := parseEvents(t, r3.stdout)
+		ev := parseEvents(t, r3.Stdout)
 		sum := summaryOf(t, ev)
 		var writes []string
 		for verb, n := range sum.Requests.ByVerb {

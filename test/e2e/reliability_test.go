@@ -39,14 +39,14 @@ func runBounded(t *testing.T, deadline time.Duration, args ...string) bounded {
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	start := time.Now()
 	err := cmd.Run()
-	r := bounded{result: result{stdout: out.String(), stderr: errOut.String()}, took: time.Since(start)}
+	r := bounded{result: result{Stdout: out.String(), Stderr: errOut.String()}, took: time.Since(start)}
 	if ctx.Err() != nil {
-		t.Fatalf("%v: did not end within %s (killed); stderr:\n%.2000s", args, deadline, r.stderr)
+		t.Fatalf("%v: did not end within %s (killed); stderr:\n%.2000s", args, deadline, r.Stderr)
 	}
 	var ee *exec.ExitError
 	switch {
 	case errors.As(err, &ee):
-		r.code = ee.ExitCode()
+		r.Code = ee.ExitCode()
 	case err != nil:
 		t.Fatalf("%v: %v", args, err)
 	}
@@ -60,7 +60,7 @@ type classCase struct {
 	name  string
 	files map[string]string // under a new root; see hostile.WriteTree
 	args  []string          // "@" is the root
-	code  int
+	Code  int
 	want  []string // each in stdout or stderr
 	// maxTime and maxMB bound the run (zero: 10 s, 400 MB).
 	maxTime time.Duration
@@ -87,14 +87,14 @@ func runClass(t *testing.T, cases []classCase) {
 				maxMB = 400
 			}
 			r := runBounded(t, 6*maxTime, args...)
-			t.Logf("exit %d in %s, peak %d MB", r.code, r.took.Round(time.Millisecond), r.peakMB)
-			if r.code != c.code {
-				t.Errorf("exit %d, want %d; stderr:\n%.3000s", r.code, c.code, r.stderr)
+			t.Logf("exit %d in %s, peak %d MB", r.Code, r.took.Round(time.Millisecond), r.peakMB)
+			if r.Code != c.Code {
+				t.Errorf("exit %d, want %d; stderr:\n%.3000s", r.Code, c.Code, r.Stderr)
 			}
 			for _, w := range c.want {
 				w = strings.ReplaceAll(w, "@", root)
-				if !strings.Contains(r.stdout+r.stderr, w) {
-					t.Errorf("output lacks %q; stdout:\n%.2000s\nstderr:\n%.3000s", w, r.stdout, r.stderr)
+				if !strings.Contains(r.Stdout+r.Stderr, w) {
+					t.Errorf("output lacks %q; stdout:\n%.2000s\nstderr:\n%.3000s", w, r.Stdout, r.Stderr)
 				}
 			}
 			if r.took > maxTime {
@@ -103,8 +103,8 @@ func runClass(t *testing.T, cases []classCase) {
 			if r.peakMB > maxMB {
 				t.Errorf("peak memory %d MB, want at most %d MB", r.peakMB, maxMB)
 			}
-			if strings.Contains(r.stderr, "panic:") {
-				t.Errorf("panic:\n%.4000s", r.stderr)
+			if strings.Contains(r.Stderr, "panic:") {
+				t.Errorf("panic:\n%.4000s", r.Stderr)
 			}
 			if c.check != nil {
 				c.check(t, root, r)
@@ -163,7 +163,7 @@ const ppError = "extra/0000_50_x_01_pp.yaml#0: PerformanceProfile/pp: "
 func TestWorkWithoutBudget(t *testing.T) {
 	render := []string{"render", "--payload", "@/p"}
 	fail := func(name, body, want string) classCase {
-		return classCase{name: name, files: with(smallPayload, templated(body)), args: render, code: 1, want: []string{templateFile + ": " + want}, maxTime: 5 * time.Second}
+		return classCase{name: name, files: with(smallPayload, templated(body)), args: render, Code: 1, want: []string{templateFile + ": " + want}, maxTime: 5 * time.Second}
 	}
 	runClass(t, []classCase{
 		fail("range over a trillion", "{{range 1000000000000}}{{end}}", "template execution stopped after 1000000 operations"),
@@ -178,20 +178,20 @@ func TestWorkWithoutBudget(t *testing.T) {
 	render = []string{"render", "--list", "--extra-manifests", "@/extra"}
 	page := "      - {size: 2M, count: 1}\n"
 	cpus := func(name, list, want string) classCase {
-		return classCase{name: name, files: perfProfile(list, page), args: render, code: 1, maxTime: 5 * time.Second, maxMB: 200,
+		return classCase{name: name, files: perfProfile(list, page), args: render, Code: 1, maxTime: 5 * time.Second, maxMB: 200,
 			want: []string{ppError + `spec.cpu.isolated "` + list + `" is not a CPU list such as "0-3,8": ` + want}}
 	}
 	runClass(t, []classCase{
 		cpus("a CPU range of two billion", "2-2000000000", `"2-2000000000": CPU 2000000000 is above the highest CPU id 8191`),
 		cpus("a CPU beyond int64", "1-3,4-99999999999999999999", `"4-99999999999999999999": CPU 99999999999999999999 is above the highest CPU id 8191`),
-		{name: "ten thousand ranges of every CPU", files: perfProfile(strings.TrimSuffix(strings.Repeat("0-8191,", 10_000), ","), page), args: render, code: 1,
+		{name: "ten thousand ranges of every CPU", files: perfProfile(strings.TrimSuffix(strings.Repeat("0-8191,", 10_000), ","), page), args: render, Code: 1,
 			maxTime: 5 * time.Second, maxMB: 200, want: []string{ppError + `spec.cpu.isolated "0-8191,0-8191,`, `"... (69999 bytes) is not a CPU list such as "0-3,8": 69999 characters, more than 65536`},
 			check: func(t *testing.T, root string, r bounded) {
-				if len(r.stderr) > 2000 {
-					t.Errorf("the error is %d bytes long: it quotes the whole list", len(r.stderr))
+				if len(r.Stderr) > 2000 {
+					t.Errorf("the error is %d bytes long: it quotes the whole list", len(r.Stderr))
 				}
 			}},
-		{name: "every CPU there may be", files: perfProfile("1-8191", page), args: render, code: 0, maxTime: 5 * time.Second, maxMB: 200},
+		{name: "every CPU there may be", files: perfProfile("1-8191", page), args: render, Code: 0, maxTime: 5 * time.Second, maxMB: 200},
 	})
 }
 
@@ -201,45 +201,45 @@ func TestBlockingOpens(t *testing.T) {
 	const pipe = "not a regular file: a named pipe (FIFO)"
 	runClass(t, []classCase{
 		{name: "payload manifest", files: with(smallPayload, map[string]string{"p/release-manifests/0000_50_rel_01_x.yaml": hostile.FIFO}),
-			args: []string{"render", "--payload", "@/p"}, code: 1, want: []string{"release-manifests/0000_50_rel_01_x.yaml: " + pipe}},
+			args: []string{"render", "--payload", "@/p"}, Code: 1, want: []string{"release-manifests/0000_50_rel_01_x.yaml: " + pipe}},
 		{name: "manifests/ template", files: with(smallPayload, map[string]string{"p/manifests/0000_00_cvo_x.yaml": hostile.FIFO}),
-			args: []string{"validate", "--payload", "@/p"}, code: 1, want: []string{"manifests/0000_00_cvo_x.yaml: error: " + pipe}},
+			args: []string{"validate", "--payload", "@/p"}, Code: 1, want: []string{"manifests/0000_00_cvo_x.yaml: error: " + pipe}},
 		{name: "release-metadata", files: with(smallPayload, map[string]string{"p/release-manifests/release-metadata": hostile.FIFO}),
-			args: []string{"render", "--payload", "@/p"}, code: 1, want: []string{"release-manifests/release-metadata: " + pipe}},
+			args: []string{"render", "--payload", "@/p"}, Code: 1, want: []string{"release-manifests/release-metadata: " + pipe}},
 		{name: "image-references", files: with(smallPayload, map[string]string{"p/release-manifests/image-references": hostile.FIFO}),
-			args: []string{"render", "--payload", "@/p"}, code: 1, want: []string{"release-manifests/image-references: " + pipe}},
+			args: []string{"render", "--payload", "@/p"}, Code: 1, want: []string{"release-manifests/image-references: " + pipe}},
 		{name: "linked to a pipe", files: with(smallPayload, map[string]string{"p/release-manifests/fifo": hostile.FIFO, "p/release-manifests/0000_50_rel_01_x.yaml": "-> fifo"}),
-			args: []string{"render", "--payload", "@/p"}, code: 1, want: []string{"release-manifests/0000_50_rel_01_x.yaml: " + pipe}},
+			args: []string{"render", "--payload", "@/p"}, Code: 1, want: []string{"release-manifests/0000_50_rel_01_x.yaml: " + pipe}},
 		{name: "--payload", files: map[string]string{"fifo": hostile.FIFO},
-			args: []string{"render", "--payload", "@/fifo"}, code: 2, want: []string{"--payload @/fifo: " + pipe}},
+			args: []string{"render", "--payload", "@/fifo"}, Code: 2, want: []string{"--payload @/fifo: " + pipe}},
 		{name: "--cluster-config", files: with(smallPayload, map[string]string{"cc.yaml": hostile.FIFO}),
-			args: []string{"render", "--payload", "@/p", "--cluster-config", "@/cc.yaml"}, code: 2, want: []string{"--cluster-config: @/cc.yaml: " + pipe}},
+			args: []string{"render", "--payload", "@/p", "--cluster-config", "@/cc.yaml"}, Code: 2, want: []string{"--cluster-config: @/cc.yaml: " + pipe}},
 		{name: "--feature-gate-manifest", files: with(smallPayload, map[string]string{"fg.yaml": hostile.FIFO}),
-			args: []string{"render", "--payload", "@/p", "--feature-gate-manifest", "@/fg.yaml"}, code: 2, want: []string{"--feature-gate-manifest: @/fg.yaml: " + pipe}},
+			args: []string{"render", "--payload", "@/p", "--feature-gate-manifest", "@/fg.yaml"}, Code: 2, want: []string{"--feature-gate-manifest: @/fg.yaml: " + pipe}},
 		{name: "--extra-manifests", files: with(smallPayload, map[string]string{"extra/0000_50_x_01_pp.yaml": hostile.FIFO}),
-			args: []string{"render", "--payload", "@/p", "--extra-manifests", "@/extra"}, code: 1, want: []string{"extra/0000_50_x_01_pp.yaml: " + pipe}},
+			args: []string{"render", "--payload", "@/p", "--extra-manifests", "@/extra"}, Code: 1, want: []string{"extra/0000_50_x_01_pp.yaml: " + pipe}},
 		{name: "--catalog", files: map[string]string{"catalog/index.yaml": hostile.FIFO,
 			"extra/0000_50_po_01_po.yaml": "apiVersion: platform.openshift.io/v1alpha1\nkind: PlatformOperator\nmetadata: {name: cert-manager}\nspec: {package: {name: cert-manager}}\n"},
 			// The embedded payload has the platform operators manager.
-			args: []string{"render", "--catalog", "@/catalog", "--extra-manifests", "@/extra", "--feature-set", "TechPreviewNoUpgrade"}, code: 1, want: []string{"index.yaml", pipe}},
+			args: []string{"render", "--catalog", "@/catalog", "--extra-manifests", "@/extra", "--feature-set", "TechPreviewNoUpgrade"}, Code: 1, want: []string{"index.yaml", pipe}},
 		{name: "--profiles-dir", files: with(smallPayload, map[string]string{"profiles/evil.yaml": hostile.FIFO}),
-			args: []string{"render", "--payload", "@/p", "--profiles-dir", "@/profiles"}, code: 1, want: []string{"evil.yaml", pipe}},
+			args: []string{"render", "--payload", "@/p", "--profiles-dir", "@/profiles"}, Code: 1, want: []string{"evil.yaml", pipe}},
 		{name: "--overlays-dir", files: with(smallPayload, map[string]string{
 			"profiles/o.yaml":               "apiVersion: payload-apply/v1alpha1\nkind: ClusterProfile\nmetadata: {name: o}\nspec:\n  parent: self-managed-high-availability\n  overlays: [{name: o}]\n",
 			"overlays/o/kustomization.yaml": "patches: [{path: p.yaml}]\n",
 			"overlays/o/p.yaml":             hostile.FIFO}),
-			args: []string{"render", "--payload", "@/p", "--profile", "o", "--profiles-dir", "@/profiles", "--overlays-dir", "@/overlays"}, code: 1, want: []string{"p.yaml", "not a regular file"}},
+			args: []string{"render", "--payload", "@/p", "--profile", "o", "--profiles-dir", "@/profiles", "--overlays-dir", "@/overlays"}, Code: 1, want: []string{"p.yaml", "not a regular file"}},
 		{name: "--payload an image tarball that is a pipe", files: map[string]string{"img.tar": hostile.FIFO},
-			args: []string{"validate", "--payload", "@/img.tar"}, code: 2, want: []string{pipe}},
+			args: []string{"validate", "--payload", "@/img.tar"}, Code: 2, want: []string{pipe}},
 		{name: "--payload, its manifests/ a pipe", files: with(smallPayload, map[string]string{"p/manifests": hostile.FIFO}),
-			args: []string{"render", "--payload", "@/p"}, code: 1, want: []string{"error: manifests: not a directory: a named pipe (FIFO)"}},
+			args: []string{"render", "--payload", "@/p"}, Code: 1, want: []string{"error: manifests: not a directory: a named pipe (FIFO)"}},
 		{name: "--kubeconfig", files: with(smallPayload, map[string]string{"kc": hostile.FIFO}),
-			args: []string{"apply", "--payload", "@/p", "--kubeconfig", "@/kc"}, code: 2, want: []string{"--kubeconfig: @/kc: " + pipe}},
+			args: []string{"apply", "--payload", "@/p", "--kubeconfig", "@/kc"}, Code: 2, want: []string{"--kubeconfig: @/kc: " + pipe}},
 		{name: "a kubeconfig's token file", files: with(smallPayload, map[string]string{"token": hostile.FIFO,
 			"kc": "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\nusers: [{name: u, user: {tokenFile: token}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n"}),
-			args: []string{"status", "--kubeconfig", "@/kc"}, code: 2, want: []string{"kubeconfig: token file: @/token: " + pipe}},
+			args: []string{"status", "--kubeconfig", "@/kc"}, Code: 2, want: []string{"kubeconfig: token file: @/token: " + pipe}},
 		{name: "build --from", files: map[string]string{"src/0000_50_x_01_a.yaml": hostile.FIFO},
-			args: []string{"build", "--from", "@/src", "--version", "4.22.0", "--output-file", "@/out.tar"}, code: 1, want: []string{pipe}},
+			args: []string{"build", "--from", "@/src", "--version", "4.22.0", "--output-file", "@/out.tar"}, Code: 1, want: []string{pipe}},
 	})
 }
 
@@ -256,17 +256,17 @@ func TestSilentWrongResults(t *testing.T) {
 		"- apiVersion: v1\n  kind: Secret\n  metadata: {name: s, namespace: rel-e2e}\n  data: {password: " + base64.StdEncoding.EncodeToString([]byte(planted)) + "}\n  stringData: {token: " + planted + "-token}\n"
 	runClass(t, []classCase{
 		{name: "a missing image, by index", files: with(smallPayload, templated(`{{index .Images "missing"}}`)),
-			args: []string{"render", "--payload", "@/p"}, code: 1, want: []string{templateFile + `: image-references has no such tag: "missing"`}},
+			args: []string{"render", "--payload", "@/p"}, Code: 1, want: []string{templateFile + `: image-references has no such tag: "missing"`}},
 		{name: "a missing image, as a field", files: with(smallPayload, templated(`{{.Images.nope}}`)),
-			args: []string{"render", "--payload", "@/p"}, code: 1, want: []string{templateFile + ": image-references has no such tag"}},
+			args: []string{"render", "--payload", "@/p"}, Code: 1, want: []string{templateFile + ": image-references has no such tag"}},
 		{name: "a missing image in apply's payload", files: with(smallPayload, templated(`{{index .Images "missing"}}`)),
-			args: []string{"validate", "--payload", "@/p"}, code: 1, want: []string{templateFile + `: error: image-references has no such tag: "missing"`}},
+			args: []string{"validate", "--payload", "@/p"}, Code: 1, want: []string{templateFile + `: error: image-references has no such tag: "missing"`}},
 		{name: "file names with newlines, tabs and escapes, listed", files: with(smallPayload, names),
-			args: []string{"render", "--list", "--payload", "@/p"}, code: 0,
+			args: []string{"render", "--list", "--payload", "@/p"}, Code: 0,
 			check: func(t *testing.T, root string, r bounded) {
-				lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+				lines := strings.Split(strings.TrimSuffix(r.Stdout, "\n"), "\n")
 				if len(lines) != len(weird)+2 { // the Namespace and the generated cluster-profile ConfigMap
-					t.Errorf("%d records, want %d:\n%s", len(lines), len(weird)+2, r.stdout)
+					t.Errorf("%d records, want %d:\n%s", len(lines), len(weird)+2, r.Stdout)
 				}
 				for _, l := range lines {
 					if f := strings.Split(l, "\t"); len(f) != 7 {
@@ -275,31 +275,31 @@ func TestSilentWrongResults(t *testing.T) {
 				}
 				for i, w := range weird {
 					q := strconv.Quote("release-manifests/0000_50_rel_0" + strconv.Itoa(i+1) + "_" + w + ".yaml")
-					if !strings.Contains(r.stdout, "\t"+q+"\t") {
+					if !strings.Contains(r.Stdout, "\t"+q+"\t") {
 						t.Errorf("no record names %s", q)
 					}
 				}
 				noRaw(t, r)
 			}},
 		{name: "file names with escapes, in errors", files: with(smallPayload, map[string]string{"p/release-manifests/0000_50_rel_01_\x1b]0;owned\x07.yaml": "kind: [\n"}),
-			args: []string{"validate", "--payload", "@/p"}, code: 1, want: []string{`"release-manifests/0000_50_rel_01_\x1b]0;owned\a.yaml"#0: error: `},
+			args: []string{"validate", "--payload", "@/p"}, Code: 1, want: []string{`"release-manifests/0000_50_rel_01_\x1b]0;owned\a.yaml"#0: error: `},
 			check: func(t *testing.T, root string, r bounded) { noRaw(t, r) }},
 		{name: "a huge page count above int32", files: perfProfile("1", "      - {size: 2M, count: 4294967297}\n"),
-			args: []string{"render", "--list", "--extra-manifests", "@/extra"}, code: 1,
+			args: []string{"render", "--list", "--extra-manifests", "@/extra"}, Code: 1,
 			want: []string{ppError + "spec.hugepages.pages[0].count: 4294967297 is out of range: want a 32-bit integer"}},
 		{name: "a NUMA node above int32", files: perfProfile("1", "      - {size: 2M, count: 1, node: 2147483648}\n"),
-			args: []string{"render", "--list", "--extra-manifests", "@/extra"}, code: 1,
+			args: []string{"render", "--list", "--extra-manifests", "@/extra"}, Code: 1,
 			want: []string{ppError + "spec.hugepages.pages[0].node: 2147483648 is out of range: want a 32-bit integer"}},
 		{name: "a huge page count below zero", files: perfProfile("1", "      - {size: 2M, count: -1}\n"),
-			args: []string{"render", "--list", "--extra-manifests", "@/extra"}, code: 1,
+			args: []string{"render", "--list", "--extra-manifests", "@/extra"}, Code: 1,
 			want: []string{ppError + `spec.hugepages.pages[0].count "-1" must not be negative`}},
 		{name: "a Secret in a List, diffed", files: with(smallPayload, map[string]string{"p/release-manifests/0000_50_rel_02_list.yaml": secretList}),
-			args: []string{"diff", "--payload", "@/p", "--profile", "self-managed-high-availability", "--against-profile", "single-node-developer"}, code: 1,
+			args: []string{"diff", "--payload", "@/p", "--profile", "self-managed-high-availability", "--against-profile", "single-node-developer"}, Code: 1,
 			want: []string{"password: '***'", "token: '***'"},
 			check: func(t *testing.T, root string, r bounded) {
 				for _, leak := range []string{planted, base64.StdEncoding.EncodeToString([]byte(planted))} {
-					if strings.Contains(r.stdout+r.stderr, leak) {
-						t.Errorf("diff shows the Secret's value %q:\n%s", leak, r.stdout)
+					if strings.Contains(r.Stdout+r.Stderr, leak) {
+						t.Errorf("diff shows the Secret's value %q:\n%s", leak, r.Stdout)
 					}
 				}
 			}},
@@ -311,7 +311,7 @@ func TestSilentWrongResults(t *testing.T) {
 // reach the terminal raw.
 func noRaw(t *testing.T, r bounded) {
 	t.Helper()
-	for _, s := range []string{r.stdout, r.stderr} {
+	for _, s := range []string{r.Stdout, r.Stderr} {
 		for _, c := range s {
 			if (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f || c == '\u202e' {
 				t.Errorf("output has a raw %U:\n%q", c, s)
@@ -343,15 +343,15 @@ func TestOutputConfined(t *testing.T) {
 	const notEmpty, notRender = "not empty (release-manifests)", "--clean removes only what render writes"
 	runClass(t, []classCase{
 		{name: "a directory linked out", files: with(base, map[string]string{"out/release-manifests": "-> ../outside"}),
-			args: render, code: 2, want: []string{notEmpty}, check: outsideUntouched},
+			args: render, Code: 2, want: []string{notEmpty}, check: outsideUntouched},
 		{name: "a directory linked out, --clean", files: with(base, map[string]string{"out/release-manifests": "-> ../outside"}),
-			args: clean, code: 2, want: []string{notRender, "@/out/release-manifests is not"}, check: outsideUntouched},
+			args: clean, Code: 2, want: []string{notRender, "@/out/release-manifests is not"}, check: outsideUntouched},
 		{name: "a directory linked out by an absolute path, --clean", files: with(base, map[string]string{"out/release-manifests": "-> /tmp"}),
-			args: clean, code: 2, want: []string{notRender}, check: outsideUntouched},
+			args: clean, Code: 2, want: []string{notRender}, check: outsideUntouched},
 		{name: "a file linked out, --clean", files: with(base, map[string]string{"out/release-manifests/0000_50_rel_00_ns.yaml": "-> ../../outside/victim.yaml"}),
-			args: clean, code: 2, want: []string{notRender, "0000_50_rel_00_ns.yaml (not a regular file) is not"}, check: outsideUntouched},
+			args: clean, Code: 2, want: []string{notRender, "0000_50_rel_00_ns.yaml (not a regular file) is not"}, check: outsideUntouched},
 		{name: "a pipe at a file's place, --clean", files: with(base, map[string]string{"out/release-manifests/0000_50_rel_00_ns.yaml": hostile.FIFO}),
-			args: clean, code: 2, maxTime: 5 * time.Second, want: []string{notRender, "0000_50_rel_00_ns.yaml (not a regular file) is not"},
+			args: clean, Code: 2, maxTime: 5 * time.Second, want: []string{notRender, "0000_50_rel_00_ns.yaml (not a regular file) is not"},
 			check: func(t *testing.T, root string, r bounded) {
 				// Lstat, never a read: the test must not block on it either.
 				if st, err := os.Lstat(filepath.Join(root, "out", "release-manifests", "0000_50_rel_00_ns.yaml")); err != nil || st.Mode().Type()&os.ModeNamedPipe == 0 {
@@ -359,7 +359,7 @@ func TestOutputConfined(t *testing.T) {
 				}
 			}},
 		{name: "an earlier render, --clean", files: with(base, map[string]string{"out/release-manifests/old.yaml": "old: true\n"}),
-			args: clean, code: 0, check: func(t *testing.T, root string, r bounded) {
+			args: clean, Code: 0, check: func(t *testing.T, root string, r bounded) {
 				outsideUntouched(t, root, r)
 				if _, err := os.Lstat(filepath.Join(root, "out", "release-manifests", "old.yaml")); err == nil {
 					t.Error("the earlier render's file is still there")
@@ -400,7 +400,7 @@ spec:
               color: {type: string, enum: [red, blue]}
 `
 	bad := func(name, doc, want string) classCase {
-		return classCase{name: name, code: 1, args: []string{"validate", "--payload", "@/p"},
+		return classCase{name: name, Code: 1, args: []string{"validate", "--payload", "@/p"},
 			files: with(smallPayload, map[string]string{"p/release-manifests/0000_40_rel_00_crd.yaml": crd, "p/release-manifests/0000_50_rel_09_bad.yaml": doc}),
 			want:  []string{"release-manifests/0000_50_rel_09_bad.yaml#0: error: " + want}}
 	}

@@ -433,12 +433,12 @@ func TestSecurity(t *testing.T) {
 	t.Run("rbac", func(t *testing.T) {
 		start := time.Now()
 		r := cli(t, ctx, "rbac", "--payload", payloadDir)
-		if r.code != 0 {
-			t.Fatalf("rbac: exit %d: %s", r.code, r.stderr)
+		if r.Code != 0 {
+			t.Fatalf("rbac: exit %d: %s", r.Code, r.Stderr)
 		}
 		var role rbacv1.ClusterRole
-		if err := yaml.UnmarshalStrict([]byte(r.stdout), &role); err != nil {
-			t.Fatalf("rbac printed no ClusterRole: %v\n%s", err, r.stdout)
+		if err := yaml.UnmarshalStrict([]byte(r.Stdout), &role); err != nil {
+			t.Fatalf("rbac printed no ClusterRole: %v\n%s", err, r.Stdout)
 		}
 		// The same role without create on deployments.apps.
 		crippled := role.DeepCopy()
@@ -468,7 +468,7 @@ func TestSecurity(t *testing.T) {
 			crippled.Rules = append(crippled.Rules, rule)
 		}
 		if !removed {
-			t.Fatalf("the role has no rule for deployments.apps:\n%s", r.stdout)
+			t.Fatalf("the role has no rule for deployments.apps:\n%s", r.Stdout)
 		}
 		if _, err := kc.RbacV1().ClusterRoles().Create(ctx, crippled, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
@@ -484,19 +484,19 @@ func TestSecurity(t *testing.T) {
 		sa := "--kubeconfig=" + kubeconfig{server: s.URL(), ca: admin.CAData, token: token, clusterName: "applier", dir: dir}.write(t)
 
 		r = cli(t, ctx, "apply", sa, "--payload", payloadDir)
-		if r.code != 2 {
-			t.Fatalf("apply with a role lacking create on deployments: exit %d, want 2:\n%s", r.code, r.stderr)
+		if r.Code != 2 {
+			t.Fatalf("apply with a role lacking create on deployments: exit %d, want 2:\n%s", r.Code, r.Stderr)
 		}
 		want := `Deployment.apps/openshift-cluster-version/cluster-version-operator: apply: forbidden: ` +
 			`user "system:serviceaccount:payload-apply-test:applier" cannot create deployments.apps in namespace "openshift-cluster-version": ` +
 			`the role needs verb "create" on resource "deployments" of API group "apps" in namespace "openshift-cluster-version"`
-		if !strings.Contains(r.stderr, want) {
-			t.Errorf("stderr does not name the missing permission %q:\n%s", want, r.stderr)
+		if !strings.Contains(r.Stderr, want) {
+			t.Errorf("stderr does not name the missing permission %q:\n%s", want, r.Stderr)
 		}
 		// The nodes that require a failed one are not run; nothing fails but
 		// the Deployments (in the install order every component's node runs
 		// at once, so each component's Deployment fails on its own).
-		for _, line := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
+		for _, line := range strings.Split(strings.TrimSpace(r.Stderr), "\n") {
 			if strings.HasPrefix(line, "error: ") && !strings.Contains(line, `cannot create deployments.apps in namespace`) && !strings.Contains(line, "not applied: it requires") {
 				t.Errorf("a failure other than the missing permission: %s", line)
 			}
@@ -513,22 +513,22 @@ func TestSecurity(t *testing.T) {
 		deadline := time.Now().Add(10 * time.Second)
 		for {
 			r = cli(t, ctx, "apply", sa, "--payload", payloadDir, "-o", "json")
-			if r.code == 0 || time.Now().After(deadline) {
+			if r.Code == 0 || time.Now().After(deadline) {
 				break
 			}
 			time.Sleep(200 * time.Millisecond) // the authorizer's cache catches up
 		}
-		if r.code != 0 {
-			t.Fatalf("apply with the role 'rbac' prints: exit %d:\n%s", r.code, r.stderr)
+		if r.Code != 0 {
+			t.Fatalf("apply with the role 'rbac' prints: exit %d:\n%s", r.Code, r.Stderr)
 		}
 		r = cli(t, ctx, "apply", sa, "--payload", payloadDir, "-o", "json")
-		sum = summaryOf(t, parseEvents(t, r.stdout))
-		if r.code != 0 || sum.Changes["Created"]+sum.Changes["Configured"] != 0 {
-			t.Errorf("apply again: exit %d, changes %v: want nothing created or configured\n%s", r.code, sum.Changes, r.stderr)
+		sum = summaryOf(t, parseEvents(t, r.Stdout))
+		if r.Code != 0 || sum.Changes["Created"]+sum.Changes["Configured"] != 0 {
+			t.Errorf("apply again: exit %d, changes %v: want nothing created or configured\n%s", r.Code, sum.Changes, r.Stderr)
 		}
 		st := cli(t, ctx, "status", sa, "--payload", payloadDir)
-		if strings.Contains(st.stderr, "forbidden") || !strings.Contains(st.stdout, "Available=False") {
-			t.Errorf("status with the role: exit %d\n%s%s", st.code, st.stdout, st.stderr)
+		if strings.Contains(st.Stderr, "forbidden") || !strings.Contains(st.Stdout, "Available=False") {
+			t.Errorf("status with the role: exit %d\n%s%s", st.Code, st.Stdout, st.Stderr)
 		}
 
 		// status without get on clusteroperators: exit 2, naming it.
@@ -555,16 +555,16 @@ func TestSecurity(t *testing.T) {
 		st = cli(t, ctx, "status", readerKC, "--payload", payloadDir)
 		want = `user "system:serviceaccount:payload-apply-test:reader" cannot get clusteroperators.config.openshift.io cluster-wide: ` +
 			`the role needs verb "get" on resource "clusteroperators" of API group "config.openshift.io" cluster-wide`
-		if st.code != 2 || !strings.Contains(st.stderr, want) {
-			t.Errorf("status without get on clusteroperators: exit %d, want 2 and %q:\n%s", st.code, want, st.stderr)
+		if st.Code != 2 || !strings.Contains(st.Stderr, want) {
+			t.Errorf("status without get on clusteroperators: exit %d, want 2 and %q:\n%s", st.Code, want, st.Stderr)
 		}
 
 		// A token the server does not accept: exit 2 at the first request.
 		bad := "--kubeconfig=" + kubeconfig{server: s.URL(), ca: admin.CAData, token: "not-a-valid-token", clusterName: "bad-token", dir: dir}.write(t)
 		for _, args := range [][]string{{"apply", bad, "--payload", payloadDir}, {"apply", bad, "--payload", payloadDir, "--profile", "self-managed-high-availability"}} {
 			r := cli(t, ctx, args...)
-			if r.code != 2 || !strings.Contains(r.stderr, "unauthorized") || strings.Count(r.stderr, "error: ") != 1 {
-				t.Errorf("%v: exit %d, want 2 and one unauthorized error:\n%s", args, r.code, r.stderr)
+			if r.Code != 2 || !strings.Contains(r.Stderr, "unauthorized") || strings.Count(r.Stderr, "error: ") != 1 {
+				t.Errorf("%v: exit %d, want 2 and one unauthorized error:\n%s", args, r.Code, r.Stderr)
 			}
 		}
 		t.Logf("rbac: %s", time.Since(start).Round(time.Millisecond))
@@ -601,12 +601,12 @@ func TestSecurity(t *testing.T) {
 			drift(t)
 			label := "apply -v=" + v + " -o json"
 			r := cli(t, ctx, "apply", "--kubeconfig="+plantedKC, "--payload", payloadDir, "-o", "json", "-v="+v)
-			if r.code != 0 {
-				t.Fatalf("%s: exit %d:\n%s", label, r.code, tail(r.stderr, 4000))
+			if r.Code != 0 {
+				t.Fatalf("%s: exit %d:\n%s", label, r.Code, tail(r.Stderr, 4000))
 			}
-			p.check(t, label, map[string]string{"stdout": r.stdout, "stderr": r.stderr})
+			p.check(t, label, map[string]string{"stdout": r.Stdout, "stderr": r.Stderr})
 			configured := false
-			for _, e := range parseEvents(t, r.stdout) {
+			for _, e := range parseEvents(t, r.Stdout) {
 				configured = configured || (e.Event == "task" && e.Name == "drifting" && e.Action == "Configured")
 			}
 			if !configured {
@@ -617,34 +617,34 @@ func TestSecurity(t *testing.T) {
 				t.Errorf("%s: the drifting Secret holds %q (err %v)", label, sec.Data["password"], err)
 			}
 			if v == "8" || v == "10" {
-				if !strings.Contains(r.stderr, "Response Body") {
+				if !strings.Contains(r.Stderr, "Response Body") {
 					t.Errorf("%s: no response bodies logged: the check proves nothing", label)
 				}
-				sawMasked["json"] = sawMasked["json"] || strings.Contains(r.stderr, `\"password\":\"<redacted>\"`)
-				sawMasked["withheld"] = sawMasked["withheld"] || strings.Contains(r.stderr, "concerning a Secret, not shown")
+				sawMasked["json"] = sawMasked["json"] || strings.Contains(r.Stderr, `\"password\":\"<redacted>\"`)
+				sawMasked["withheld"] = sawMasked["withheld"] || strings.Contains(r.Stderr, "concerning a Secret, not shown")
 			}
 
 			drift(t)
 			label = "apply -v=" + v
 			r = cli(t, ctx, "apply", "--kubeconfig="+plantedKC, "--payload", payloadDir, "-v="+v)
-			if r.code != 0 {
-				t.Fatalf("%s: exit %d:\n%s", label, r.code, tail(r.stderr, 4000))
+			if r.Code != 0 {
+				t.Fatalf("%s: exit %d:\n%s", label, r.Code, tail(r.Stderr, 4000))
 			}
-			p.check(t, label, map[string]string{"stdout": r.stdout, "stderr": r.stderr})
+			p.check(t, label, map[string]string{"stdout": r.Stdout, "stderr": r.Stderr})
 
 			label = "status -v=" + v
 			r = cli(t, ctx, "status", "--kubeconfig="+plantedKC, "--payload", payloadDir, "-o", "json", "-v="+v)
-			p.check(t, label, map[string]string{"stdout": r.stdout, "stderr": r.stderr})
+			p.check(t, label, map[string]string{"stdout": r.Stdout, "stderr": r.Stderr})
 
 			label = "apply of an invalid Secret -v=" + v
 			r = cli(t, ctx, "apply", "--kubeconfig="+plantedKC, "--payload", echoDir, "-o", "json", "-v="+v)
-			if r.code != 1 || !strings.Contains(r.stdout, `"Secret"`) || !strings.Contains(r.stdout, "sectest-echo") {
-				t.Errorf("%s: exit %d, want 1 with the Secret failing:\n%s\n%s", label, r.code, r.stdout, tail(r.stderr, 2000))
+			if r.Code != 1 || !strings.Contains(r.Stdout, `"Secret"`) || !strings.Contains(r.Stdout, "sectest-echo") {
+				t.Errorf("%s: exit %d, want 1 with the Secret failing:\n%s\n%s", label, r.Code, r.Stdout, tail(r.Stderr, 2000))
 			}
-			if v == "0" && !strings.Contains(r.stderr, "rejected by policy sectest-echo") {
-				t.Errorf("%s: the Secret was not rejected by the admission policy:\n%s", label, r.stderr)
+			if v == "0" && !strings.Contains(r.Stderr, "rejected by policy sectest-echo") {
+				t.Errorf("%s: the Secret was not rejected by the admission policy:\n%s", label, r.Stderr)
 			}
-			p.check(t, label, map[string]string{"stdout": r.stdout, "stderr": r.stderr})
+			p.check(t, label, map[string]string{"stdout": r.Stdout, "stderr": r.Stderr})
 		}
 		// Two layers keep Secret bodies out of the logs: the engine does not
 		// log the bodies of its own requests about Secrets
@@ -661,11 +661,11 @@ func TestSecurity(t *testing.T) {
 		// render of the payload is the payload, Secrets included; validate
 		// prints nothing of them.
 		r := cli(t, ctx, "render", "--payload", payloadDir)
-		if !strings.Contains(r.stdout, plantedStringData) {
+		if !strings.Contains(r.Stdout, plantedStringData) {
 			t.Errorf("render does not print the payload's Secret as the payload has it")
 		}
 		r = cli(t, ctx, "validate", "--payload", payloadDir, "-v=10")
-		p.check(t, "validate -v=10", map[string]string{"stdout": r.stdout, "stderr": r.stderr})
+		p.check(t, "validate -v=10", map[string]string{"stdout": r.Stdout, "stderr": r.Stderr})
 		t.Logf("secrets: %s", time.Since(start).Round(time.Millisecond))
 	})
 
@@ -674,10 +674,10 @@ func TestSecurity(t *testing.T) {
 		allowed := map[string]bool{}
 		for _, pd := range []string{payloadDir, echoDir} {
 			r := cli(t, ctx, "render", "--list", "--payload", pd)
-			if r.code != 0 {
-				t.Fatalf("render --list: exit %d: %s", r.code, r.stderr)
+			if r.Code != 0 {
+				t.Fatalf("render --list: exit %d: %s", r.Code, r.Stderr)
 			}
-			for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+			for _, line := range strings.Split(strings.TrimSpace(r.Stdout), "\n") {
 				f := strings.Split(line, "\t")
 				gvr, ok := cl.resource(t, schema.FromAPIVersionAndKind(f[3], f[4]))
 				if !ok {
@@ -745,16 +745,16 @@ func TestSecurity(t *testing.T) {
 		} {
 			t0 := time.Now()
 			r := cli(t, ctx, args...)
-			if r.code != 2 {
-				t.Errorf("%v: exit %d, want 2 (the way to the cluster, not the payload):\n%s", args, r.code, r.stderr)
+			if r.Code != 2 {
+				t.Errorf("%v: exit %d, want 2 (the way to the cluster, not the payload):\n%s", args, r.Code, r.Stderr)
 			}
 			for _, want := range []string{"TLS certificate verification failed", "x509: certificate signed by unknown authority", "--insecure-skip-tls-verify"} {
-				if !strings.Contains(r.stderr, want) {
-					t.Errorf("%v: stderr lacks %q:\n%s", args, want, tail(r.stderr, 3000))
+				if !strings.Contains(r.Stderr, want) {
+					t.Errorf("%v: stderr lacks %q:\n%s", args, want, tail(r.Stderr, 3000))
 				}
 			}
-			if strings.Count(r.stderr, "\n") != 1 || !strings.HasPrefix(r.stderr, "error: connecting to the API server "+s.URL()+": TLS certificate verification failed") {
-				t.Errorf("%v: want one line of error, got:\n%s", args, r.stderr)
+			if strings.Count(r.Stderr, "\n") != 1 || !strings.HasPrefix(r.Stderr, "error: connecting to the API server "+s.URL()+": TLS certificate verification failed") {
+				t.Errorf("%v: want one line of error, got:\n%s", args, r.Stderr)
 			}
 			if d := time.Since(t0); d > 20*time.Second {
 				t.Errorf("%v: took %s: a certificate error is not worth retrying", args, d)
@@ -762,31 +762,31 @@ func TestSecurity(t *testing.T) {
 		}
 
 		r := cli(t, ctx, "apply", noCA, "--payload", payloadDir, "--insecure-skip-tls-verify")
-		if r.code != 0 || !strings.Contains(r.stderr, "warning: TLS certificate verification of the API server "+s.URL()+" is disabled (--insecure-skip-tls-verify)") {
-			t.Errorf("apply --insecure-skip-tls-verify: exit %d, want 0 and a warning:\n%s", r.code, r.stderr)
+		if r.Code != 0 || !strings.Contains(r.Stderr, "warning: TLS certificate verification of the API server "+s.URL()+" is disabled (--insecure-skip-tls-verify)") {
+			t.Errorf("apply --insecure-skip-tls-verify: exit %d, want 0 and a warning:\n%s", r.Code, r.Stderr)
 		}
 
 		insecure := "--kubeconfig=" + kubeconfig{server: s.URL(), insecure: true, token: admin.BearerToken, clusterName: "insecure", dir: dir}.write(t)
 		r = cli(t, ctx, "apply", insecure, "--payload", payloadDir)
-		if r.code != 0 || !strings.Contains(r.stderr, `is disabled (insecure-skip-tls-verify: true for cluster "insecure" in the kubeconfig)`) {
-			t.Errorf("apply with a kubeconfig saying insecure-skip-tls-verify: exit %d, want 0 and a warning:\n%s", r.code, r.stderr)
+		if r.Code != 0 || !strings.Contains(r.Stderr, `is disabled (insecure-skip-tls-verify: true for cluster "insecure" in the kubeconfig)`) {
+			t.Errorf("apply with a kubeconfig saying insecure-skip-tls-verify: exit %d, want 0 and a warning:\n%s", r.Code, r.Stderr)
 		}
 
 		// As kubectl: insecure-skip-tls-verify with a CA is an error,
 		// unless the flag overrides the kubeconfig's CA.
 		both := "--kubeconfig=" + kubeconfig{server: s.URL(), ca: admin.CAData, insecure: true, token: admin.BearerToken, clusterName: "both", dir: dir}.write(t)
 		r = cli(t, ctx, "status", both, "--payload", payloadDir)
-		if r.code != 2 || !strings.Contains(r.stderr, "specifying a root certificates file with the insecure flag is not allowed") {
-			t.Errorf("kubeconfig with both a CA and insecure-skip-tls-verify: exit %d:\n%s", r.code, r.stderr)
+		if r.Code != 2 || !strings.Contains(r.Stderr, "specifying a root certificates file with the insecure flag is not allowed") {
+			t.Errorf("kubeconfig with both a CA and insecure-skip-tls-verify: exit %d:\n%s", r.Code, r.Stderr)
 		}
 		withCA := "--kubeconfig=" + kubeconfig{server: s.URL(), ca: admin.CAData, token: admin.BearerToken, clusterName: "with-ca", dir: dir}.write(t)
 		r = cli(t, ctx, "apply", withCA, "--payload", payloadDir, "--insecure-skip-tls-verify")
-		if r.code != 0 || !strings.Contains(r.stderr, "warning: TLS certificate verification") {
-			t.Errorf("--insecure-skip-tls-verify over a kubeconfig CA: exit %d:\n%s", r.code, r.stderr)
+		if r.Code != 0 || !strings.Contains(r.Stderr, "warning: TLS certificate verification") {
+			t.Errorf("--insecure-skip-tls-verify over a kubeconfig CA: exit %d:\n%s", r.Code, r.Stderr)
 		}
 		r = cli(t, ctx, "apply", withCA, "--payload", payloadDir)
-		if r.code != 0 || strings.Contains(r.stderr, "warning: TLS") {
-			t.Errorf("apply verifying the certificate: exit %d, want 0 and no warning:\n%s", r.code, r.stderr)
+		if r.Code != 0 || strings.Contains(r.Stderr, "warning: TLS") {
+			t.Errorf("apply verifying the certificate: exit %d, want 0 and no warning:\n%s", r.Code, r.Stderr)
 		}
 		t.Logf("tls: %s", time.Since(start).Round(time.Millisecond))
 	})

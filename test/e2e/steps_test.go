@@ -39,10 +39,10 @@ const (
 func applyJSON(t *testing.T, ctx context.Context, args ...string) []event {
 	t.Helper()
 	r := cli(t, ctx, append([]string{"apply", "-o", "json"}, args...)...)
-	if r.code != 0 {
-		t.Fatalf("apply %s: exit %d:\n%s%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+	if r.Code != 0 {
+		t.Fatalf("apply %s: exit %d:\n%s%s", strings.Join(args, " "), r.Code, r.Stdout, r.Stderr)
 	}
-	return parseEvents(t, r.stdout)
+	return parseEvents(t, r.Stdout)
 }
 
 // stepTask returns the "task" event of the step named name.
@@ -102,8 +102,8 @@ func (c *cluster) get(t *testing.T, apiVersion, kind, namespace, name string) *u
 func rendered(t *testing.T, ctx context.Context, file string, args ...string) []*unstructured.Unstructured {
 	t.Helper()
 	dir := t.TempDir()
-	if r := cli(t, ctx, append([]string{"render", "--output-dir", dir}, args...)...); r.code != 0 {
-		t.Fatalf("render: exit %d: %s", r.code, r.stderr)
+	if r := cli(t, ctx, append([]string{"render", "--output-dir", dir}, args...)...); r.Code != 0 {
+		t.Fatalf("render: exit %d: %s", r.Code, r.Stderr)
 	}
 	f, err := os.Open(filepath.Join(dir, file))
 	if err != nil {
@@ -303,17 +303,17 @@ func TestApplySteps(t *testing.T) {
 		// aggregate ClusterOperator and why it is not available.
 		start := time.Now()
 		r := cli(t, ctx, append([]string{"apply", "--wait", "--timeout=10s"}, args...)...)
-		if r.code != 1 {
-			t.Fatalf("exit %d, want 1:\n%s", r.code, r.stderr)
+		if r.Code != 1 {
+			t.Fatalf("exit %d, want 1:\n%s", r.Code, r.Stderr)
 		}
 		if d := time.Since(start); d > 40*time.Second {
 			t.Errorf("took %s with --timeout=10s", d)
 		}
-		if !strings.Contains(r.stderr, "error: ClusterOperator.config.openshift.io/platform-operators-aggregated: wait: timeout: not ready after") ||
-			!strings.Contains(r.stderr, "Available=False (PlatformOperatorError): 2 of 2 platform operators are not installed") {
-			t.Errorf("stderr does not name the aggregate ClusterOperator:\n%s", r.stderr)
+		if !strings.Contains(r.Stderr, "error: ClusterOperator.config.openshift.io/platform-operators-aggregated: wait: timeout: not ready after") ||
+			!strings.Contains(r.Stderr, "Available=False (PlatformOperatorError): 2 of 2 platform operators are not installed") {
+			t.Errorf("stderr does not name the aggregate ClusterOperator:\n%s", r.Stderr)
 		}
-		t.Logf("apply --wait --timeout=10s:\n%s", r.stderr)
+		t.Logf("apply --wait --timeout=10s:\n%s", r.Stderr)
 		for _, po := range []string{"cert-manager", "service-binding"} {
 			bd := c.get(t, "core.rukpak.io/v1alpha2", "BundleDeployment", "", po)
 			owner := c.get(t, "platform.openshift.io/v1alpha1", "PlatformOperator", "", po)
@@ -399,10 +399,10 @@ func TestApplySteps(t *testing.T) {
 
 		args := []string{kc, "--cluster-config", snoWorkersConfig}
 		r := cli(t, ctx, append([]string{"apply", "-o", "json"}, args...)...)
-		if r.code != 1 {
-			t.Fatalf("exit %d, want 1:\n%s", r.code, r.stderr)
+		if r.Code != 1 {
+			t.Fatalf("exit %d, want 1:\n%s", r.Code, r.Stderr)
 		}
-		events := parseEvents(t, r.stdout)
+		events := parseEvents(t, r.Stdout)
 		e := stepTask(t, events, "ingress/default-placement")
 		if e.Action != "Failed" || e.Reason != "Invalid" || !strings.HasPrefix(e.Error, "step ingress/default-placement: invalid: Ingress/cluster: write status.defaultPlacement ControlPlane: ") ||
 			!strings.Contains(e.Error, "the default placement is frozen") {

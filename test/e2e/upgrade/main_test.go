@@ -74,16 +74,12 @@ func dirExists(p string) bool {
 }
 
 // result is how a run of the command ended.
-type result struct {
-	stdout, stderr string
-	code           int
-}
+type result = clitest.Result
 
 // cli runs the command to completion.
 func cli(t testing.TB, ctx context.Context, args ...string) result {
 	t.Helper()
-	r := clitest.Run(t, ctx, binary, args...)
-	return result{stdout: r.Stdout, stderr: r.Stderr, code: r.Code}
+	return clitest.Run(t, ctx, binary, args...)
 }
 
 // event is one line of -o json; the fields this test reads.

@@ -125,8 +125,8 @@ func dryRun(t *testing.T, kc string, to string, args ...string) (upgradePlan, re
 	t.Helper()
 	r := cli(t, t.Context(), append([]string{"upgrade", kc, "--to", to, "--dry-run", "-o", "json"}, args...)...)
 	var p upgradePlan
-	if err := json.Unmarshal([]byte(r.stdout), &p); err != nil {
-		t.Fatalf("dry run to %s: exit %d, not a plan: %v\nstderr:\n%s", to, r.code, err, r.stderr)
+	if err := json.Unmarshal([]byte(r.Stdout), &p); err != nil {
+		t.Fatalf("dry run to %s: exit %d, not a plan: %v\nstderr:\n%s", to, r.Code, err, r.Stderr)
 	}
 	return p, r
 }
@@ -198,10 +198,10 @@ func TestUpgrade(t *testing.T) {
 
 	step("install A", func(t *testing.T) {
 		r := cli(t, ctx, "apply", kc, "--payload", a, "--baseline-capability-set", "None", "--additional-capabilities", clusterplay.CapabilitiesWithout("Insights"), "-o", "json")
-		events := parseEvents(t, r.stdout)
+		events := parseEvents(t, r.Stdout)
 		sum := events[len(events)-1]
-		if r.code != 0 || sum.Completed == nil || !*sum.Completed || sum.Order != "install" || sum.State != "Initializing" {
-			t.Fatalf("exit %d, order %s, state %s; stderr:\n%s", r.code, sum.Order, sum.State, head(r.stderr, 20))
+		if r.Code != 0 || sum.Completed == nil || !*sum.Completed || sum.Order != "install" || sum.State != "Initializing" {
+			t.Fatalf("exit %d, order %s, state %s; stderr:\n%s", r.Code, sum.Order, sum.State, head(r.Stderr, 20))
 		}
 		cv := record(t, dc)
 		if diff := cmp.Diff([]string{v1.Previous + " Completed"}, history(t, cv)); diff != "" {
@@ -220,7 +220,7 @@ func TestUpgrade(t *testing.T) {
 		}
 		// Applied again: the release the cluster runs, reconciled; nothing
 		// written, the record neither.
-		again := parseEvents(t, cli(t, ctx, "apply", kc, "--payload", a, "-o", "json").stdout)
+		again := parseEvents(t, cli(t, ctx, "apply", kc, "--payload", a, "-o", "json").Stdout)
 		if sum := again[len(again)-1]; sum.State != "Reconciling" || sum.Order != "reconcile" || objectWrites(t, again) != 0 || *sum.RecordW != 0 {
 			t.Errorf("re-apply: %+v, %d object writes", sum, objectWrites(t, again))
 		}
@@ -231,8 +231,8 @@ func TestUpgrade(t *testing.T) {
 		before := record(t, dc).ResourceVersion
 		var r result
 		plan1, r = dryRun(t, kc, b1)
-		if r.code != 0 || plan1.Type != "z-stream" || plan1.Blocked {
-			t.Fatalf("exit %d, %+v\n%s", r.code, plan1, r.stderr)
+		if r.Code != 0 || plan1.Type != "z-stream" || plan1.Blocked {
+			t.Fatalf("exit %d, %+v\n%s", r.Code, plan1, r.Stderr)
 		}
 		got := map[string][]string{"creates": objects(plan1.Creates), "deletes": objects(plan1.Deletes), "orphans": objects(plan1.Orphans), "moves": objects(plan1.Moves)}
 		want := map[string][]string{
@@ -269,23 +269,23 @@ func TestUpgrade(t *testing.T) {
 		if pl, _ := dryRun(t, kc, b2); !pl.Blocked || strings.Join(pl.blockedBy(), ",") != "ClusterVersionUpgradeable APIRemovedInNextRelease" {
 			t.Errorf("Upgradeable=False does not block the minor update: %+v", pl)
 		}
-		if pl, r := dryRun(t, kc, b1); pl.Blocked || r.code != 0 {
-			t.Errorf("Upgradeable=False blocks a z-stream update: exit %d %+v", r.code, pl)
+		if pl, r := dryRun(t, kc, b1); pl.Blocked || r.Code != 0 {
+			t.Errorf("Upgradeable=False blocks a z-stream update: exit %d %+v", r.Code, pl)
 		}
 		if pl, _ := dryRun(t, kc, b3); strings.Join(pl.blockedBy(), ",") != "ClusterVersionGiantHop MultipleMinorVersionsUpdate,ClusterVersionUpgradeable APIRemovedInNextRelease" &&
 			strings.Join(pl.blockedBy(), ",") != "ClusterVersionUpgradeable APIRemovedInNextRelease,ClusterVersionGiantHop MultipleMinorVersionsUpdate" {
 			t.Errorf("two minors at once: %v", pl.blockedBy())
 		}
-		if pl, r := dryRun(t, kc, b2, "--force"); pl.Blocked || r.code != 0 || !pl.Preconditions[0].Forced {
-			t.Errorf("--force does not pass: exit %d %+v", r.code, pl)
+		if pl, r := dryRun(t, kc, b2, "--force"); pl.Blocked || r.Code != 0 || !pl.Preconditions[0].Forced {
+			t.Errorf("--force does not pass: exit %d %+v", r.Code, pl)
 		}
 		// A real run that is blocked says so in the record, and changes
 		// nothing else.
 		before := record(t, dc)
 		r := cli(t, ctx, "upgrade", kc, "--to", b2)
 		after := record(t, dc)
-		if c := condition(after, "ReleaseAccepted"); r.code != 1 || c.Status != "False" || c.Reason != "PreconditionChecks" || !strings.Contains(c.Message, "APIRemovedInNextRelease") {
-			t.Errorf("blocked run: exit %d, ReleaseAccepted %+v\n%s", r.code, c, r.stderr)
+		if c := condition(after, "ReleaseAccepted"); r.Code != 1 || c.Status != "False" || c.Reason != "PreconditionChecks" || !strings.Contains(c.Message, "APIRemovedInNextRelease") {
+			t.Errorf("blocked run: exit %d, ReleaseAccepted %+v\n%s", r.Code, c, r.Stderr)
 		}
 		if diff := cmp.Diff(history(t, before), history(t, after)); diff != "" || after.Spec.DesiredUpdate != nil {
 			t.Errorf("a blocked run changed the history or spec.desiredUpdate %+v:\n%s", after.Spec.DesiredUpdate, diff)
@@ -306,7 +306,7 @@ func TestUpgrade(t *testing.T) {
 			t.Errorf("unacknowledged gate: %+v", pl.Preconditions)
 		}
 		patch("openshift-config", "admin-acks", fmt.Sprintf(`{"data":{%q:"true"}}`, gate))
-		if pl, r := dryRun(t, kc, b2); pl.Blocked || r.code != 0 {
+		if pl, r := dryRun(t, kc, b2); pl.Blocked || r.Code != 0 {
 			t.Errorf("acknowledged gate still blocks: %+v", pl.Preconditions)
 		}
 	})
@@ -436,8 +436,8 @@ func TestUpgrade(t *testing.T) {
 			t.Errorf("Upgradeable after the update: %+v", c)
 		}
 		// The cluster is the new release's render: no differences.
-		if r := cli(t, ctx, "diff", kc, "--summary"); r.code != 0 || !strings.Contains(r.stderr, "comparing with the release the cluster runs: 4.22.1") {
-			t.Errorf("diff after the update: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		if r := cli(t, ctx, "diff", kc, "--summary"); r.Code != 0 || !strings.Contains(r.Stderr, "comparing with the release the cluster runs: 4.22.1") {
+			t.Errorf("diff after the update: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}
 		checkObjects(t, dc)
 	})
@@ -471,10 +471,10 @@ func TestUpgrade(t *testing.T) {
 		}
 		p.Hold("dns", false)
 		r := cli(t, ctx, "upgrade", kc, "--to", b2, "-o", "json")
-		if r.code != 0 {
-			t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+		if r.Code != 0 {
+			t.Fatalf("exit %d; stderr:\n%s", r.Code, r.Stderr)
 		}
-		second := parseEvents(t, r.stdout)
+		second := parseEvents(t, r.Stdout)
 		w1, w2 := written(forced), written(second)
 		for obj := range w2 {
 			if _, twice := w1[obj]; twice {
@@ -494,12 +494,12 @@ func TestUpgrade(t *testing.T) {
 	})
 
 	step("a downgrade is refused; status reads the record", func(t *testing.T) {
-		if pl, r := dryRun(t, kc, b1); r.code != 1 || strings.Join(pl.blockedBy(), ",") != "ClusterVersionRollback LowDesiredVersion" {
-			t.Errorf("rollback to 4.22.1: exit %d, %v", r.code, pl.blockedBy())
+		if pl, r := dryRun(t, kc, b1); r.Code != 1 || strings.Join(pl.blockedBy(), ",") != "ClusterVersionRollback LowDesiredVersion" {
+			t.Errorf("rollback to 4.22.1: exit %d, %v", r.Code, pl.blockedBy())
 		}
 		r := cli(t, ctx, "status", kc)
-		if r.code != 0 || !strings.Contains(r.stdout, "ClusterVersion version: desired 4.23.0") || !strings.Contains(r.stderr, "comparing with the release the cluster runs: 4.23.0") {
-			t.Errorf("status: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		if r.Code != 0 || !strings.Contains(r.Stdout, "ClusterVersion version: desired 4.23.0") || !strings.Contains(r.Stderr, "comparing with the release the cluster runs: 4.23.0") {
+			t.Errorf("status: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}
 	})
 }
