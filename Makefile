@@ -30,8 +30,9 @@ test-deps:
 # 127.0.0.1; with CI=true a missing server or tool fails instead of skipping.
 # Everything runs once; the packages whose code runs work concurrently
 # (the graph runner and parallel loading, parsing, the overlay and plan
-# caches, the apply engine, the resource manager, the image cache, the
-# registry transport, the operator) run again under the race detector:
+# caches in memory, the payload and plan caches on disk, the apply engine,
+# the resource manager, the registry transport, the operator) run again
+# under the race detector:
 # their whole tests, and plan's cache tests (the rest of plan is golden
 # renders of the real payload, five times slower under -race and with no
 # concurrency of their own). The components are pure functions.
@@ -41,7 +42,8 @@ test-deps:
 # failed tests), the skipped tests with their reasons, and one closing line:
 # N passed, N failed, N skipped.
 RACE_PKGS := ./payload/... ./lib/manifest/... ./lib/overlay/... ./lib/resourceapply/... \
-	./lib/imagecache/... ./lib/registry/... ./clustersync/... ./operator/...
+	./lib/imagecache/... ./lib/plancache/... ./lib/cachedir/... ./lib/registry/... ./clustersync/... \
+	./operator/...
 test: test-deps
 	@$(GO) run ./hack/testsum \
 	  -run '$(GO) test -json -tags e2e -timeout 30m ./...' \
