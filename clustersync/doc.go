@@ -24,6 +24,6 @@
 // converges.
 //
 // May import: lib/clusterversion, lib/component, lib/diff, lib/manifest,
-// lib/redact, lib/requests, lib/resourceapply, payload, plan, profiles,
-// upgrade.
+// lib/redact, lib/requests, lib/resourceapply, lib/safefs, payload, plan,
+// profiles, upgrade.
 package clustersync

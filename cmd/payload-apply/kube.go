@@ -104,67 +104,6 @@ func (k *kubeFlags) validate() error {
 	return nil
 }
 
-// checkConfigFiles refuses, before clientcmd or the transport reads them
-// (a read would block for good on a named pipe with no writer, and never
-// end on a device), the kubeconfig files clientcmd would load ($KUBECONFIG's
-// list, ~/.kube/config) that are not regular files.
-func (k *kubeFlags) checkConfigFiles() error {
-	for _, f := range k.rules.GetLoadingPrecedence() {
-		if st, err := os.Stat(f); err == nil {
-			if err := safefs.Check(f, st, safefs.Regular); err != nil {
-				return fmt.Errorf("kubeconfig: %w", err)
-			}
-		}
-	}
-	return nil
-}
-
-// checkCredentialFiles refuses the files the kubeconfig's context and
-// the flags name (token, client certificate and key, certificate
-// authority; paths as clientcmd resolves them) that are not regular files,
-// before clientcmd (which reads the token file) or the transport reads
-// them: a read would block for good on a named pipe with no writer.
-func checkCredentialFiles(cc clientcmd.ClientConfig, o *clientcmd.ConfigOverrides) error {
-	raw, err := cc.RawConfig()
-	if err != nil {
-		return nil // ClientConfig says what is wrong with it
-	}
-	name, ctx := raw.CurrentContext, o.Context
-	if o.CurrentContext != "" {
-		name = o.CurrentContext
-	}
-	if c := raw.Contexts[name]; c != nil {
-		if ctx.AuthInfo == "" {
-			ctx.AuthInfo = c.AuthInfo
-		}
-		if ctx.Cluster == "" {
-			ctx.Cluster = c.Cluster
-		}
-	}
-	type file struct{ what, path string }
-	files := []file{{"token file", o.AuthInfo.TokenFile}, {"client certificate", o.AuthInfo.ClientCertificate},
-		{"client key", o.AuthInfo.ClientKey}, {"certificate authority", o.ClusterInfo.CertificateAuthority}}
-	if a := raw.AuthInfos[ctx.AuthInfo]; a != nil {
-		files = append(files, file{"token file", a.TokenFile}, file{"client certificate", a.ClientCertificate}, file{"client key", a.ClientKey})
-	}
-	if c := raw.Clusters[ctx.Cluster]; c != nil {
-		files = append(files, file{"certificate authority", c.CertificateAuthority})
-	}
-	for _, f := range files {
-		if f.path == "" {
-			continue
-		}
-		st, err := os.Stat(f.path)
-		if err != nil {
-			continue // clientcmd or the transport says what is wrong with it
-		}
-		if err := safefs.Check(f.path, st, safefs.Regular); err != nil {
-			return fmt.Errorf("kubeconfig: %s: %w", f.what, err)
-		}
-	}
-	return nil
-}
-
 // restConfig loads the client configuration exactly as kubectl does (the
 // same clientcmd loader): --kubeconfig, else the files KUBECONFIG lists
 // (merged), else ~/.kube/config; when these give no cluster, the
@@ -179,11 +118,8 @@ func checkCredentialFiles(cc clientcmd.ClientConfig, o *clientcmd.ConfigOverride
 // warning goes to stderr. The credentials it holds are added to the run's
 // secrets, never to be printed.
 func (k *kubeFlags) restConfig(ctx context.Context, s IOStreams) (*rest.Config, error) {
-	if err := k.checkConfigFiles(); err != nil {
-		return nil, clusterError{err}
-	}
 	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(k.rules, k.overrides)
-	if err := checkCredentialFiles(cc, k.overrides); err != nil {
+	if err := clustersync.CheckKubeconfigFiles(k.rules, cc, k.overrides); err != nil {
 		return nil, clusterError{err}
 	}
 	cfg, err := cc.ClientConfig()
