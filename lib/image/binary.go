@@ -165,16 +165,9 @@ func fileLayer(name string, data []byte) ([]byte, error) {
 	if err := tw.Close(); err != nil {
 		return nil, fmt.Errorf("binary image: %w", err)
 	}
-	var gz bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&gz, gzip.BestSpeed)
+	gz, err := gzipLayer(raw.Bytes(), gzip.BestSpeed)
 	if err != nil {
-		return nil, fmt.Errorf("binary image: %w", err)
-	}
-	if _, err := zw.Write(raw.Bytes()); err != nil {
 		return nil, fmt.Errorf("binary image: compress layer: %w", err)
 	}
-	if err := zw.Close(); err != nil {
-		return nil, fmt.Errorf("binary image: compress layer: %w", err)
-	}
-	return gz.Bytes(), nil
+	return gz, nil
 }

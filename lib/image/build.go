@@ -209,16 +209,25 @@ func payloadLayer(payload fs.FS, opaque bool) ([]byte, error) {
 	if err := tw.Close(); err != nil {
 		return nil, fmt.Errorf("build image: %w", err)
 	}
-	var gz bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&gz, gzip.DefaultCompression)
+	gz, err := gzipLayer(raw.Bytes(), gzip.DefaultCompression)
 	if err != nil {
-		return nil, fmt.Errorf("build image: %w", err)
-	}
-	if _, err := zw.Write(raw.Bytes()); err != nil {
 		return nil, fmt.Errorf("build image: compress layer: %w", err)
+	}
+	return gz, nil
+}
+
+// gzipLayer compresses a layer's tar stream at level.
+func gzipLayer(raw []byte, level int) ([]byte, error) {
+	var gz bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&gz, level)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := zw.Write(raw); err != nil {
+		return nil, err
 	}
 	if err := zw.Close(); err != nil {
-		return nil, fmt.Errorf("build image: compress layer: %w", err)
+		return nil, err
 	}
 	return gz.Bytes(), nil
 }
