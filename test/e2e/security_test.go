@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -11,7 +10,6 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/base64"
-	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"io/fs"
@@ -34,6 +32,7 @@ import (
 
 	"github.com/payload-apply/payload-apply/internal/realpayload"
 	"github.com/payload-apply/payload-apply/test/apiserver"
+	"github.com/payload-apply/payload-apply/test/clitest"
 )
 
 // The secrets planted by TestSecurity. Each is distinctive, so that a
@@ -369,24 +368,15 @@ type auditEvent struct {
 	} `json:"responseStatus"`
 }
 
+// readAudit reads kube-apiserver's JSON audit log at path, one event a
+// line.
 func readAudit(t *testing.T, path string) []auditEvent {
 	t.Helper()
-	f, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	var out []auditEvent
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
-		var e auditEvent
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			t.Fatalf("audit log line %q: %v", sc.Text(), err)
-		}
-		out = append(out, e)
-	}
-	return out
+	return clitest.ParseEvents[auditEvent](t, string(data))
 }
 
 // TestSecurity runs the security checks of docs/reliability.md against one
