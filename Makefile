@@ -120,7 +120,8 @@ FUZZ_TARGETS := \
 	./profiles:FuzzMerge ./lib/overlay:FuzzOverlay \
 	./lib/image:FuzzFlatten ./lib/image:FuzzLoadArchive ./lib/image:FuzzOpenLayout \
 	./components/nodetuning:FuzzParseCPUList ./components/nodetuning:FuzzParseHugePageSize \
-	./components/nodetuning:FuzzReservedMemory ./components/nodetuning:FuzzRenderProfile
+	./components/nodetuning:FuzzReservedMemory ./components/nodetuning:FuzzRenderProfile \
+	./lib/quantity:FuzzParse
 FUZZTIME ?= 60s
 FUZZPARALLEL ?= 2
 # The fuzzer minimizes every input that finds new coverage, by default for

@@ -41,6 +41,6 @@
 // and k8s.io/utils; its step reaches the cluster only through
 // component.Cluster. It never imports plan or payload.
 //
-// May import: lib/component, lib/manifest.
+// May import: lib/component, lib/manifest, lib/quantity.
 // Cluster I/O: none.
 package nodetuning

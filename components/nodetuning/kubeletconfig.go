@@ -3,12 +3,15 @@ package nodetuning
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
+
+	"github.com/payload-apply/payload-apply/lib/quantity"
 )
 
 // The kubelet settings the KubeletConfig defaults (NTO's values).
@@ -102,20 +105,29 @@ func kubeletConfiguration(pp *PerformanceProfile, cpus cpuSets, opts *Options) (
 
 // ReservedMemory adds the memory kept for the kubelet, the system and the
 // hard eviction threshold (quantities such as "500Mi"), the memory the
-// static memory manager reserves. A value that is not a quantity is an
-// error naming it.
+// static memory manager reserves. A value that is not a quantity, or is
+// out of quantity.Parse's bounds, is an error naming it; so is a sum beyond
+// what a byte count holds (an int64, as the kubelet reads it).
 func ReservedMemory(kube, system, eviction string) (resource.Quantity, error) {
 	sum := resource.NewQuantity(0, resource.DecimalSI)
 	for _, v := range []struct{ name, value string }{
 		{"kubeReserved.memory", kube}, {"systemReserved.memory", system}, {"evictionHard[" + evictionMemory + "]", eviction},
 	} {
-		q, err := resource.ParseQuantity(v.value)
+		q, err := quantity.Parse(v.value)
 		if err != nil {
 			return resource.Quantity{}, fmt.Errorf("%s %q: %w", v.name, v.value, err)
 		}
 		sum.Add(q)
 	}
+	if !byteRange(*sum) {
+		return resource.Quantity{}, fmt.Errorf("the reserved memory (kubeReserved + systemReserved + evictionHard[%s]) is out of range for a memory size", evictionMemory)
+	}
 	return *sum, nil
+}
+
+// byteRange reports whether q lies within what an int64 byte count holds.
+func byteRange(q resource.Quantity) bool {
+	return q.CmpInt64(math.MaxInt64) <= 0 && q.CmpInt64(math.MinInt64) >= 0
 }
 
 // withDefaults returns m with the defaults it lacks.

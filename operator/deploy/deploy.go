@@ -10,7 +10,7 @@
 // beside it; the ClusterRole is then for the managed cluster, to be bound
 // there to the kubeconfig's identity.
 //
-// May import: nothing.
+// May import: lib/quantity.
 // Cluster I/O: none.
 package deploy
 
@@ -26,6 +26,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/payload-apply/payload-apply/lib/quantity"
 )
 
 // Options say what Objects makes. Image, Rules and LeaseRules are
@@ -169,7 +171,7 @@ func (o Options) validate() error {
 		errs = append(errs, errors.New("deploy: the rules of the managed cluster and of the lease are required"))
 	}
 	for _, q := range []struct{ what, v string }{{"CPU request", o.CPURequest}, {"memory request", o.MemoryRequest}} {
-		if _, err := resource.ParseQuantity(q.v); err != nil {
+		if _, err := quantity.Parse(q.v); err != nil {
 			errs = append(errs, fmt.Errorf("deploy: %s %q: %w", q.what, q.v, err))
 		}
 	}
