@@ -56,6 +56,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -113,10 +114,12 @@ type bench struct {
 	reapply map[string][]run1
 }
 
-// run1 is one run of the command: how long, and its requests by verb.
+// run1 is one run of the command: how long, its requests by verb, and
+// its peak resident memory (the kernel's maximum RSS of the process).
 type run1 struct {
 	d        time.Duration
 	requests map[string]int64
+	rssKiB   int64
 }
 
 func run(payloadDir string, rounds int, contenders []string, parallelism, noops int, baseBin string) error {
@@ -257,7 +260,11 @@ func (b *bench) timedCLI(ctx context.Context, s *apiserver.Server, bin, cache st
 	if req == nil {
 		req = map[string]int64{"reads": sum.Requests.Reads, "writes": sum.Requests.Writes}
 	}
-	return run1{d: d, requests: req}, nil
+	var rss int64
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		rss = ru.Maxrss // KiB on Linux
+	}
+	return run1{d: d, requests: req, rssKiB: rss}, nil
 }
 
 // writes counts the writes among requests by verb.
@@ -280,16 +287,21 @@ func (b *bench) reportReapply() {
 			continue
 		}
 		ds := make([]time.Duration, len(runs))
+		rss := make([]time.Duration, len(runs)) // KiB, as durations for benchstat.Median
 		var total int64
 		for i, r := range runs {
-			ds[i] = r.d
+			ds[i], rss[i] = r.d, time.Duration(r.rssKiB)
 			for _, n := range r.requests {
 				total += n
 			}
 		}
 		last := runs[len(runs)-1].requests
+		objects := len(b.plan.Objects)
 		fmt.Printf("| reapply: %s | %.2f s | %s (requests: %d per run on average; last run %v) |\n",
 			kind, benchstat.Median(ds).Seconds(), benchstat.Seconds(ds), total/int64(len(runs)), last)
+		fmt.Printf("| reapply: %s per object (%d objects) | %.2f ms | peak RSS %.1f MiB median, %.1f KiB per object; %.3f requests per object |\n",
+			kind, objects, benchstat.Median(ds).Seconds()*1000/float64(objects), float64(benchstat.Median(rss))/1024,
+			float64(benchstat.Median(rss))/float64(objects), float64(total)/float64(len(runs))/float64(objects))
 	}
 	med := func(kind string) float64 {
 		var ds []time.Duration
