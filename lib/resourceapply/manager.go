@@ -85,6 +85,9 @@ type Manager struct {
 	lister  lister
 	// health follows whether the server answers (nil: not followed).
 	health *health
+	// crdWatch watches a CustomResourceDefinition being established
+	// (nil: through the dynamic client).
+	crdWatch crdWatcher
 }
 
 // NewManager returns a Manager for the cluster cfg points at. It shares one
@@ -120,6 +123,7 @@ func NewManager(cfg *rest.Config, opts Options) (*Manager, error) {
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
 	m := New(client, mapper, opts)
 	m.lister = restLister(rc)
+	m.crdWatch = slimCRDWatcher(rc)
 	m.health = h
 	return m, nil
 }

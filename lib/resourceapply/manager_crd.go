@@ -8,7 +8,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
@@ -59,12 +58,16 @@ func (m *Manager) waitEstablished(ctx context.Context, ri dynamic.ResourceInterf
 	noteWait(ctx, "waiting for Established")
 	start, nudged := time.Now(), false
 	b := newBackoff(RetryOptions{Timeout: opts.EstablishTimeout, InitialBackoff: 50 * time.Millisecond, MaxBackoff: time.Second})
+	watchCRD := m.crdWatch
+	if watchCRD == nil {
+		watchCRD = dynamicCRDWatcher(ri)
+	}
 	for {
 		// A watch without resourceVersion starts with the object as it
 		// is, then reports each change; it is renewed every
 		// establishNudge so that a lost connection cannot hang it.
 		wctx, wcancel := context.WithTimeout(ctx, establishNudge)
-		w, err := ri.Watch(wctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()})
+		w, err := watchCRD(wctx, name)
 		if err == nil {
 			for ev := range w.ResultChan() {
 				obj, ok := ev.Object.(*unstructured.Unstructured)
