@@ -7,6 +7,17 @@
 // shape.go records. The content (names, schemas, descriptions) is made up;
 // nothing of the real payload is copied.
 //
+// It applies to a bare API server as the real payload does (platform.go):
+// the CRDs of the kinds its objects use are in it (ClusterOperator,
+// SecurityContextConstraints, each component's operator configuration),
+// but for ServiceMonitor, PrometheusRule and CredentialsRequest, whose
+// objects fail as the real payload's do; every namespace an object is put
+// in is created by the payload, in every profile the object is included
+// in (openshift-config too, for the tool's cluster-profile ConfigMap); and
+// every x-kubernetes-validations rule names only properties of the schema
+// it is attached to, with transition rules (oldSelf) only where the server
+// can pair an object with its old value. A second apply writes nothing.
+//
 // Output depends only on Options: the same seed and scale give the same
 // bytes. hack/gen-payload is the command; benchmarks and tests import this
 // package. It imports only the standard library.

@@ -46,7 +46,7 @@ func Generate(opts Options) []File {
 	var files []File
 	var images []imageTag
 	cvo := newGenerator(opts.Seed, 1<<32)
-	cvoComp := cvo.component("cluster-version-operator", "cluster-version-operator", 0, true, fileKinds{groups: 1, lone: 2, bundles: 2, singles: cvoFiles - 5 - 4 - 3})
+	cvoComp := cvo.component("cluster-version-operator", "cluster-version-operator", 0, cvoRole, fileKinds{groups: 1, lone: 2, bundles: 2, singles: cvoFiles - 5 - 4 - 3})
 	files = append(files, cvoComp.files...)
 	for r := 0; r < scale; r++ {
 		g := newGenerator(opts.Seed, uint64(r))
@@ -57,7 +57,13 @@ func Generate(opts Options) []File {
 			if r > 0 {
 				name = fmt.Sprintf("%s-r%d", name, r)
 			}
-			c := g.component("cluster-"+name+"-operator", name, shape.level, false, plan[i])
+			// The first component of the first replica (the largest, at
+			// run level 10) plays the config operator.
+			ro := plainRole
+			if r == 0 && i == 0 {
+				ro = configRole
+			}
+			c := g.component("cluster-"+name+"-operator", name, shape.level, ro, plan[i])
 			files = append(files, c.files...)
 			images = append(images, c.images...)
 			// Tags that no manifest uses, as real releases have.
@@ -175,6 +181,15 @@ type comp struct {
 	objects    int // objects so far, for unique names
 	namespaces int
 	operators  int
+	// crds are the platform CRDs (platform.go) the component still has to
+	// write, in its lone-CRD files; hasConfig says whether it writes the
+	// CRD of its configKind, and so may have objects of that kind.
+	crds      []func(size int) map[string]any
+	hasConfig bool
+	// nsReach and configReach are the profiles of the objects in the
+	// component's namespace and of its configKind: those of the namespace
+	// and of the CRD.
+	nsReach, configReach map[string]bool
 }
 
 // fileKinds counts the files of a component by kind.
@@ -229,8 +244,20 @@ func (g *generator) deal() []fileKinds {
 	return out
 }
 
-func (g *generator) component(name, noun string, level int, cvo bool, k fileKinds) *comp {
-	c := &comp{g: g, name: name, noun: noun, namespace: "openshift-" + noun, group: noun + ".synthetic.openshift.io", level: level, cvo: cvo}
+func (g *generator) component(name, noun string, level int, ro role, k fileKinds) *comp {
+	cvo := ro == cvoRole
+	c := &comp{g: g, name: name, noun: noun, namespace: "openshift-" + noun, group: noun + ".synthetic.openshift.io", level: level, cvo: cvo,
+		nsReach: map[string]bool{}, configReach: map[string]bool{}}
+	switch ro {
+	case cvoRole:
+		c.crds = append(c.crds, c.clusterOperatorCRD)
+	case configRole:
+		c.crds = append(c.crds, c.sccCRD)
+	}
+	if k.lone > len(c.crds) {
+		c.crds = append(c.crds, c.operatorConfigCRD)
+		c.hasConfig = true
+	}
 	for c.combo == nil {
 		// Unannotated objects are single oddities, not whole components.
 		c.combo = pick(g.rng, profileCombos)
@@ -249,10 +276,18 @@ func (g *generator) component(name, noun string, level int, cvo bool, k fileKind
 	if cvo {
 		dir = "manifests"
 	}
-	// Every component creates its namespace first; most run an operator
+	// Every component creates its namespace first (written last, when the
+	// profiles of the objects in it are known); most run an operator
 	// Deployment and report a ClusterOperator.
-	c.addFile(dir, c.level, "namespace", c.object("Namespace"))
+	later := []struct {
+		name string
+		obj  func() map[string]any
+	}{{c.reserve(c.level, "namespace"), c.namespaceObject}}
 	k.singles--
+	if ro == configRole {
+		c.addFile(dir, c.level, configNamespace+"-ns", c.configNamespaceObject())
+		k.singles--
+	}
 	if k.singles >= 2 {
 		c.addFile(dir, c.level, "deployment", c.object("Deployment"))
 		c.addFile(dir, c.level, "clusteroperator", c.object("ClusterOperator"))
@@ -277,12 +312,29 @@ func (g *generator) component(name, noun string, level int, cvo bool, k fileKind
 				c.single(dir)
 			}
 		case 'l':
-			c.addFile(dir, c.level, "crd", c.crd("", nil, g.draw(&g.lone, loneCRDSizes)))
+			size := g.draw(&g.lone, loneCRDSizes)
+			if len(c.crds) > 0 {
+				crd := c.crds[0]
+				later = append(later, struct {
+					name string
+					obj  func() map[string]any
+				}{c.reserve(c.level, "crd"), func() map[string]any { return crd(size) }})
+				c.crds = c.crds[1:]
+				continue
+			}
+			c.addFile(dir, c.level, "crd", c.crd("", nil, size))
 		case 'b':
 			c.bundle(dir)
 		default:
 			c.single(dir)
 		}
+	}
+	for _, l := range later {
+		c.addFileNamed(dir, l.name, l.obj())
+	}
+	// Platform CRDs the lone-CRD files could not hold.
+	for _, crd := range c.crds {
+		c.addFile(dir, c.level, "crd", crd(g.draw(&g.lone, loneCRDSizes)))
 	}
 	return c
 }
@@ -311,7 +363,7 @@ func (c *comp) levelFor(kinds ...string) int {
 func (c *comp) singleKind() string {
 	ws := make([]weighted[string], 0, len(kinds))
 	for _, k := range kinds {
-		if k.kind != "Namespace" {
+		if k.kind != "Namespace" && (k.kind != "Custom" || c.hasConfig) {
 			ws = append(ws, weighted[string]{k.kind, k.count})
 		}
 	}
@@ -320,8 +372,14 @@ func (c *comp) singleKind() string {
 
 // addFile writes objects as one file 0000_<level>_<component>_<NN>_<what>.
 func (c *comp) addFile(dir string, level int, what string, objs ...map[string]any) {
-	c.addFileNamed(dir, fmt.Sprintf("0000_%02d_%s_%02d_%s.yaml", level, c.name, c.seq, what), objs...)
+	c.addFileNamed(dir, c.reserve(level, what), objs...)
+}
+
+// reserve returns the name of the next file, written later with
+// addFileNamed.
+func (c *comp) reserve(level int, what string) string {
 	c.seq++
+	return fmt.Sprintf("0000_%02d_%s_%02d_%s.yaml", level, c.name, c.seq-1, what)
 }
 
 func (c *comp) addFileNamed(dir, name string, objs ...map[string]any) {
@@ -407,9 +465,9 @@ func (c *comp) crd(featureSet string, combo []string, size int) map[string]any {
 // drawn from g.
 func (c *comp) crdWith(g *generator, plural, featureSet string, combo []string, size, extra int) map[string]any {
 	kind := strings.ToUpper(plural[:1]) + plural[1:]
-	spec, _ := g.schemaProps(max(size-1500, 300), 0, 16)
+	spec, _ := g.schemaProps(max(size-1500, 300), 0, 16, true)
 	if extra > 0 {
-		more, _ := c.g.schemaProps(extra, 1, 16)
+		more, _ := c.g.schemaProps(extra, 1, 16, true)
 		for k, v := range more {
 			spec[k+"Preview"] = v
 		}
@@ -463,8 +521,10 @@ func conditionsSchema() map[string]any {
 }
 
 // schemaProps returns OpenAPI properties of about budget bytes (written at
-// depth), and their size.
-func (g *generator) schemaProps(budget, depth, indent int) (map[string]any, int) {
+// depth), and their size. correlatable says whether the server can pair an
+// object at this level with its old value (not below the items of a list
+// that is not a map), which transition rules (oldSelf) need.
+func (g *generator) schemaProps(budget, depth, indent int, correlatable bool) (map[string]any, int) {
 	props := map[string]any{}
 	used := 0
 	rng := g.rng
@@ -474,16 +534,15 @@ func (g *generator) schemaProps(budget, depth, indent int) (map[string]any, int)
 		left := budget - used
 		switch x := rng.Float64(); {
 		case depth < 5 && left > 1200 && x < 0.25:
-			sub, _ := g.schemaProps(min(left/2, 200+rng.IntN(left/2+1)), depth+1, indent+4)
+			sub, _ := g.schemaProps(min(left/2, 200+rng.IntN(left/2+1)), depth+1, indent+4, correlatable)
 			p = map[string]any{"description": g.description(), "type": "object", "properties": sub}
 			if rng.Float64() < 0.3 {
-				p["x-kubernetes-validations"] = []any{map[string]any{
-					"rule":    "has(self." + name + ") || !has(oldSelf." + name + ")",
-					"message": g.sentence(4, 12),
-				}}
+				if rule := g.rule(sub, correlatable); rule != nil {
+					p["x-kubernetes-validations"] = []any{rule}
+				}
 			}
 		case depth < 5 && left > 1200 && x < 0.35:
-			sub, _ := g.schemaProps(min(left/2, 200+rng.IntN(left/3+1)), depth+1, indent+6)
+			sub, _ := g.schemaProps(min(left/2, 200+rng.IntN(left/3+1)), depth+1, indent+6, false)
 			p = map[string]any{"description": g.description(), "type": "array", "maxItems": 16 + rng.IntN(100),
 				"items": map[string]any{"type": "object", "properties": sub}, "x-kubernetes-list-type": "atomic"}
 		case x < 0.55:
@@ -514,6 +573,34 @@ func (g *generator) schemaProps(budget, depth, indent int) (map[string]any, int)
 		used += len(name) + indent + 2 + g.size(p, indent)
 	}
 	return props, used
+}
+
+// rule returns an x-kubernetes-validations rule for an object whose
+// properties are props, naming only those (CEL's self is the object the
+// rule is attached to): where the level is correlatable, a transition rule
+// as generated APIs have them (a field once set stays set); elsewhere,
+// where oldSelf is not allowed, one field requires another. nil when
+// there is no rule to write (one property, not correlatable).
+func (g *generator) rule(props map[string]any, correlatable bool) map[string]any {
+	names := sortedKeys(props)
+	if len(names) == 0 {
+		return nil
+	}
+	a := names[g.rng.IntN(len(names))]
+	var rule string
+	switch {
+	case correlatable:
+		rule = "has(self." + a + ") || !has(oldSelf." + a + ")"
+	case len(names) > 1:
+		b := names[g.rng.IntN(len(names))]
+		for b == a {
+			b = names[(slices.Index(names, b)+1)%len(names)]
+		}
+		rule = "!has(self." + a + ") || has(self." + b + ")"
+	default:
+		return nil
+	}
+	return map[string]any{"rule": rule, "message": g.sentence(4, 12)}
 }
 
 func (g *generator) propName(taken map[string]any) string {
@@ -572,6 +659,11 @@ func (c *comp) annotations(kind, featureSet string, variantCombo []string) map[s
 	case rng.Float64() < redrawCombo:
 		combo = pick(rng, profileCombos)
 	}
+	if r := c.reach(kind); r != nil {
+		for _, p := range combo {
+			r[p] = true
+		}
+	}
 	if !c.cvo && combo == nil {
 		return ann
 	}
@@ -627,12 +719,10 @@ func (c *comp) object(kind string) map[string]any {
 	apiVersion := shape.apiVersion
 	switch kind {
 	case "Namespace":
-		md["name"] = c.namespace
-		if c.namespaces > 0 {
-			md["name"] = fmt.Sprintf("%s-extra-%d", c.namespace, c.namespaces)
-		}
+		// More namespaces than the component's own (namespaceObject).
 		c.namespaces++
-		md["labels"] = map[string]any{"openshift.io/cluster-monitoring": "true", "pod-security.kubernetes.io/enforce": "privileged", "openshift.io/run-level": ""}
+		md["name"] = fmt.Sprintf("%s-extra-%d", c.namespace, c.namespaces)
+		md["labels"] = namespaceLabels()
 		target = 0
 	case "ClusterOperator":
 		if c.operators == 0 {
@@ -640,7 +730,7 @@ func (c *comp) object(kind string) map[string]any {
 		}
 		c.operators++
 	case "Custom":
-		kind = strings.ToUpper(c.noun[:1]) + strings.ReplaceAll(c.noun[1:], "-", "") + "Config"
+		kind = c.configKind()
 		apiVersion = c.group + "/v1"
 		md["name"] = fmt.Sprintf("cluster-%d", c.objects)
 	}
