@@ -38,6 +38,7 @@
 //
 //	go run ./hack/applybench [-payload ../shared/testdata/ocp-payload] [-rounds 5] [-only cli,kubectl]
 //	go run ./hack/applybench -only reapply [-noops 5] [-base-bin /path/to/old/payload-apply]
+//	go run ./hack/applybench -only reapply -payload /tmp/payload-100x -rounds 1 -noops 1 -etcd-quota 8589934592
 //
 // May import: clustersync, internal/benchstat, lib/manifest, lib/requests,
 // lib/resourceapply, payload, plan, test/apiserver.
@@ -86,12 +87,13 @@ func main() {
 	parallelism := flag.Int("parallelism", 0, "--parallelism for cli and engine (0: the command's default)")
 	noops := flag.Int("noops", 5, "reapply: applies again after each first apply")
 	baseBin := flag.String("base-bin", "", "reapply: another payload-apply binary to apply again with, alternately")
+	etcdQuota := flag.Int64("etcd-quota", 0, "etcd's --quota-backend-bytes (0: etcd's default, 2 GiB), for payloads many times a release")
 	flag.Parse()
 	if _, err := os.Stat(filepath.Join(*payloadDir, "release-manifests")); err != nil {
 		fmt.Fprintf(os.Stderr, "applybench: skipping: no payload at %s (%v)\n", *payloadDir, err)
 		os.Exit(0)
 	}
-	if err := run(*payloadDir, *rounds, strings.Split(*only, ","), *parallelism, *noops, *baseBin); err != nil {
+	if err := run(*payloadDir, *rounds, strings.Split(*only, ","), *parallelism, *noops, *baseBin, *etcdQuota); err != nil {
 		fmt.Fprintln(os.Stderr, "applybench:", err)
 		os.Exit(1)
 	}
@@ -109,6 +111,7 @@ type bench struct {
 	binDir      string
 	noops       int
 	baseBin     string
+	etcdQuota   int64 // bytes, 0: etcd's default
 	// reapply holds the runs of the reapply contender by kind: "first",
 	// "noop" and "noop-base".
 	reapply map[string][]run1
@@ -122,14 +125,14 @@ type run1 struct {
 	rssKiB   int64
 }
 
-func run(payloadDir string, rounds int, contenders []string, parallelism, noops int, baseBin string) error {
+func run(payloadDir string, rounds int, contenders []string, parallelism, noops int, baseBin string, etcdQuota int64) error {
 	ctx := context.Background()
 	work, err := os.MkdirTemp("", "applybench")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(work)
-	b := &bench{payloadDir: payloadDir, parallelism: parallelism, work: work, noops: noops, baseBin: baseBin, reapply: map[string][]run1{}}
+	b := &bench{payloadDir: payloadDir, parallelism: parallelism, work: work, noops: noops, baseBin: baseBin, etcdQuota: etcdQuota, reapply: map[string][]run1{}}
 	if b.binDir, err = apiserver.Build(ctx); err != nil {
 		return err
 	}
@@ -183,7 +186,7 @@ func run(payloadDir string, rounds int, contenders []string, parallelism, noops 
 // reapplyOnce starts a fresh server, applies the payload with the cli,
 // then applies it again b.noops times (alternately with b.baseBin).
 func (b *bench) reapplyOnce(ctx context.Context, round int) error {
-	s, err := apiserver.Start(ctx, apiserver.Options{BinDir: b.binDir})
+	s, err := apiserver.Start(ctx, b.serverOptions())
 	if err != nil {
 		return err
 	}
@@ -319,9 +322,18 @@ func (b *bench) reportReapply() {
 	}
 }
 
+// serverOptions are those of every fresh server.
+func (b *bench) serverOptions() apiserver.Options {
+	opts := apiserver.Options{BinDir: b.binDir}
+	if b.etcdQuota > 0 {
+		opts.EtcdFlags = []string{fmt.Sprintf("--quota-backend-bytes=%d", b.etcdQuota)}
+	}
+	return opts
+}
+
 // once starts a fresh server, runs contender c against it and stops it.
 func (b *bench) once(ctx context.Context, c string) (time.Duration, error) {
-	s, err := apiserver.Start(ctx, apiserver.Options{BinDir: b.binDir})
+	s, err := apiserver.Start(ctx, b.serverOptions())
 	if err != nil {
 		return 0, err
 	}

@@ -207,14 +207,16 @@ func TestNewWithFlags(t *testing.T) {
 	}
 	Shared(t) // skip or fail alike when no server can run
 	start := time.Now()
-	s := New(t, Options{APIServerFlags: []string{"--max-requests-inflight=5"}})
+	s := New(t, Options{APIServerFlags: []string{"--max-requests-inflight=5"}, EtcdFlags: []string{"--quota-backend-bytes=3221225472"}})
 	t.Logf("second server ready in %s", time.Since(start).Round(time.Millisecond))
-	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", s.Pid(APIServer)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(cmdline), "--max-requests-inflight=5") {
-		t.Errorf("flag not passed: %q", cmdline)
+	for c, flag := range map[Component]string{APIServer: "--max-requests-inflight=5", Etcd: "--quota-backend-bytes=3221225472"} {
+		cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", s.Pid(c)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(cmdline), flag) {
+			t.Errorf("%s: flag not passed: %q", c, cmdline)
+		}
 	}
 	if s.Running(ControllerManager) {
 		t.Error("kube-controller-manager runs without controllers")

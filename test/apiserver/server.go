@@ -45,6 +45,10 @@ type Options struct {
 	// APIServerFlags are extra kube-apiserver flags, e.g.
 	// "--max-requests-inflight=5". They come after ours, so they win.
 	APIServerFlags []string
+	// EtcdFlags are extra etcd flags, e.g. "--quota-backend-bytes=8589934592"
+	// (etcd's default quota is 2 GiB) for payloads far bigger than a
+	// release. They come after ours, so they win.
+	EtcdFlags []string
 	// Dir holds certificates, etcd data, logs (<component>.log), pid files
 	// and the kubeconfig; it is kept by Stop. Empty: a new temporary
 	// directory that Stop removes.
@@ -116,6 +120,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		Dir:            dir,
 		Controllers:    opts.Controllers,
 		APIServerFlags: opts.APIServerFlags,
+		EtcdFlags:      opts.EtcdFlags,
 		ReadyTimeout:   opts.ReadyTimeout,
 	})
 	if err != nil {

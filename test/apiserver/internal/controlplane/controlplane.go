@@ -52,6 +52,9 @@ type Config struct {
 	// --controllers flag names them; a name without the "-controller"
 	// suffix gets it. Empty: no controller manager.
 	Controllers []string
+	// EtcdFlags are appended to the etcd command line after ours, so
+	// they win (e.g. "--quota-backend-bytes=8589934592").
+	EtcdFlags []string
 	// APIServerFlags are appended to the kube-apiserver command line after
 	// ours, so they win for flags that take one value.
 	APIServerFlags []string
@@ -219,7 +222,7 @@ func (cp *ControlPlane) args(c Component) []string {
 	url := func(name string) string { return "http://127.0.0.1:" + strconv.Itoa(cp.ports[name]) }
 	switch c {
 	case Etcd:
-		return []string{
+		return append([]string{
 			"--name=test",
 			"--data-dir=" + filepath.Join(dir, "etcd"),
 			"--listen-client-urls=" + url("etcd"),
@@ -229,7 +232,7 @@ func (cp *ControlPlane) args(c Component) []string {
 			"--initial-cluster=test=" + url("etcd-peer"),
 			"--unsafe-no-fsync=true",
 			"--log-level=warn",
-		}
+		}, cp.cfg.EtcdFlags...)
 	case APIServer:
 		return append([]string{
 			"--etcd-servers=" + url("etcd"),
