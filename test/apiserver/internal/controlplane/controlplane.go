@@ -247,7 +247,7 @@ func (cp *ControlPlane) args(c Component) []string {
 			"--service-account-issuer=https://kubernetes.default.svc",
 			"--service-account-key-file=" + pki(saPubFile),
 			"--service-account-signing-key-file=" + pki(saKeyFile),
-			"--service-cluster-ip-range=10.0.0.0/24",
+			"--service-cluster-ip-range=10.0.0.0/16", // room for the Services of a payload 100 times a release
 			"--authorization-mode=RBAC",
 			"--allow-privileged=true",
 			"--profiling=false",
