@@ -80,9 +80,13 @@ type Manager struct {
 	planned map[schema.GroupVersionKind]*plannedKind
 	lists   map[listKey]*listEntry
 	tooBig  map[schema.GroupVersionResource]bool
-	// listMin is listMin but in tests; lister reads lists.
-	listMin int
-	lister  lister
+	// overLists are lists that held too much: not read again in this run.
+	overLists map[listKey]bool
+	// listMin and listMaxBytes are listMin and listMaxBytes but in tests;
+	// lister reads lists.
+	listMin      int
+	listMaxBytes int64
+	lister       lister
 	// health follows whether the server answers (nil: not followed).
 	health *health
 	// crdWatch watches a CustomResourceDefinition being established
@@ -122,7 +126,7 @@ func NewManager(cfg *rest.Config, opts Options) (*Manager, error) {
 	}
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
 	m := New(client, mapper, opts)
-	m.lister = restLister(rc)
+	m.lister = restLister(rc, func() int64 { return m.listMaxBytes })
 	m.crdWatch = slimCRDWatcher(rc)
 	m.health = h
 	return m, nil
@@ -157,7 +161,9 @@ func New(client dynamic.Interface, mapper meta.ResettableRESTMapper, opts Option
 		planned:            map[schema.GroupVersionKind]*plannedKind{},
 		lists:              map[listKey]*listEntry{},
 		tooBig:             map[schema.GroupVersionResource]bool{},
+		overLists:          map[listKey]bool{},
 		listMin:            listMin,
+		listMaxBytes:       listMaxBytes,
 		lister:             dynamicLister(client),
 	}
 }

@@ -2,7 +2,9 @@ package resourceapply
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -34,9 +36,10 @@ import (
 //     apply's own Secrets are read.
 //
 // A list is a consistent read (no resourceVersion: the latest state) of at
-// most listCap objects; one that would hold more is dropped, and its
-// objects are read one by one (for a list across namespaces: per
-// namespace). A listed object answers one read only, is forgotten once this
+// most listCap objects and listMaxBytes bytes; one that would hold more is
+// dropped, and its objects are read one by one (for a list across
+// namespaces: per namespace) for the rest of the run: a list is not read
+// again to be dropped again. A listed object answers one read only, is forgotten once this
 // Manager writes it, and a list older than listMaxAge is made again: an
 // object is compared with a state read in this run, no older than the GET
 // a read one by one would make by more than that.
@@ -50,6 +53,16 @@ const minListed = 2
 
 // listMin is the least number of objects a list may hold (listCap).
 const listMin = 500
+
+// listMaxBytes is the largest list body read. A list of every
+// CustomResourceDefinition of a payload ten times a release is about 300
+// MB, made again every listMaxAge while a long stage waits for its CRDs:
+// held twice (the body and its decoded objects), that was most of a first
+// apply's memory. A list that big answers reads by GET instead.
+const listMaxBytes = 64 << 20
+
+// errListTooLarge is a list body over the Manager's byte bound.
+var errListTooLarge = errors.New("list larger than the bound")
 
 // listCap returns the most objects a list for want of the apply's objects
 // may hold: a list that holds more is not worth reading whole.
@@ -123,13 +136,15 @@ func (m *Manager) listKeyFor(mapping *meta.RESTMapping, ns string) (key listKey,
 		return listKey{}, 0, false
 	}
 	if mapping.Scope.Name() != meta.RESTScopeNameNamespace {
-		return listKey{gvr: gvr}, p.total, p.total >= minListed
+		key := listKey{gvr: gvr}
+		return key, p.total, p.total >= minListed && !m.overLists[key]
 	}
 	if len(p.byNamespace) >= 2 && p.total >= minListed && !perNamespace[gvk.GroupKind()] && !m.tooBig[gvr] {
 		return listKey{gvr: gvr, all: true}, p.total, true
 	}
 	n := p.byNamespace[ns]
-	return listKey{gvr: gvr, namespace: ns}, n, n >= minListed
+	key = listKey{gvr: gvr, namespace: ns}
+	return key, n, n >= minListed && !m.overLists[key]
 }
 
 // listed returns the list that answers reads of an object of mapping's
@@ -192,6 +207,9 @@ func (m *Manager) list(ctx context.Context, key listKey, want int, opts ApplyOpt
 		delete(m.lists, key)
 	}
 	e.at, e.ok, e.over = time.Now(), err == nil && items != nil, over
+	if over {
+		m.overLists[key] = true
+	}
 	e.items, e.names, e.used = items, map[string]bool{}, map[string]bool{}
 	for k := range items {
 		e.names[k] = true
@@ -216,6 +234,8 @@ func (m *Manager) readList(ctx context.Context, key listKey, limit int64, opts A
 	case apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err) || apierrors.IsForbidden(err):
 		// Not listable here: read one by one, which says what is wrong.
 		return nil, false, nil
+	case errors.Is(err, errListTooLarge):
+		return nil, true, nil
 	case err != nil:
 		return nil, false, err
 	case cont != "":
@@ -254,8 +274,9 @@ func dynamicLister(client dynamic.Interface) lister {
 // restLister lists with a REST client and decodes the list in one pass
 // (the dynamic client decodes every item twice, and checks it a third
 // time), as the dynamic client would: numbers that are integers become
-// int64, and items get the list's apiVersion and kind less "List".
-func restLister(rc rest.Interface) lister {
+// int64, and items get the list's apiVersion and kind less "List". A body
+// longer than maxBytes() is errListTooLarge, and not read further.
+func restLister(rc rest.Interface, maxBytes func() int64) lister {
 	return func(ctx context.Context, key listKey, limit int64) ([]*unstructured.Unstructured, string, error) {
 		path := []string{"/apis", key.gvr.Group, key.gvr.Version}
 		if key.gvr.Group == "" {
@@ -265,9 +286,18 @@ func restLister(rc rest.Interface) lister {
 			path = append(path, "namespaces", key.namespace)
 		}
 		path = append(path, key.gvr.Resource)
-		body, err := rc.Get().AbsPath(path...).Param("limit", strconv.FormatInt(limit, 10)).Do(ctx).Raw()
+		stream, err := rc.Get().AbsPath(path...).Param("limit", strconv.FormatInt(limit, 10)).Stream(ctx)
 		if err != nil {
 			return nil, "", err
+		}
+		bound := maxBytes()
+		body, err := io.ReadAll(io.LimitReader(stream, bound+1))
+		stream.Close()
+		if err != nil {
+			return nil, "", err
+		}
+		if int64(len(body)) > bound {
+			return nil, "", fmt.Errorf("listing %s: %w (%d bytes)", key.gvr, errListTooLarge, bound)
 		}
 		var list map[string]any
 		if err := utiljson.Unmarshal(body, &list); err != nil {

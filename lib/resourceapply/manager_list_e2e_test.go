@@ -216,6 +216,29 @@ func TestReadsByList(t *testing.T) {
 			t.Errorf("requests (-want +got):\n%s", diff)
 		}
 	})
+
+	t.Run("lists over the byte bound", func(t *testing.T) {
+		// The same objects with lists of at most 64 bytes: every list is
+		// cut short and dropped, and not read again in the run.
+		subset := []*unstructured.Unstructured{objs[0], objs[1], objs[4], objs[5]}
+		mgr, c := verbManager(t, s, subset)
+		mgr.listMaxBytes = 64
+		got := applyAll(t, mgr, subset)
+		for name, a := range got {
+			if a != Unchanged {
+				t.Errorf("%s: %s", name, a)
+			}
+		}
+		// ConfigMaps: one list, then two GETs (the second read does not
+		// list again). Roles: a list across namespaces, then per
+		// namespace (one Role in each: a GET each).
+		if diff := cmp.Diff(map[string]int64{requests.List: 2, requests.Get: 4}, counts(c)); diff != "" {
+			t.Errorf("requests (-want +got):\n%s", diff)
+		}
+		if !mgr.overLists[listKey{gvr: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, namespace: e.ns}] {
+			t.Errorf("the ConfigMaps' list is not marked as over the bound: %v", mgr.overLists)
+		}
+	})
 }
 
 // TestRESTListerDecodesAsDynamic: the one-pass decoding of lists gives the

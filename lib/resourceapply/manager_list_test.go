@@ -55,9 +55,16 @@ func TestListKeyFor(t *testing.T) {
 		{"Secrets never", mapping("v1", "Secret", "secrets", true), "x", listKey{}, 0, false},
 		{"not told", mapping("v1", "Pod", "pods", true), "x", listKey{}, 0, false},
 		{"other version", mapping("apps/v1beta1", "Deployment", "deployments", true), "x", listKey{}, 0, false},
+		{"a list that held too much", mapping("rbac.authorization.k8s.io/v1", "ClusterRole", "clusterroles", false), "", listKey{}, 0, false},
+		{"a namespace's list that held too much", mapping("apps/v1", "Deployment", "deployments", true), "x", listKey{}, 0, false},
 	} {
-		if tc.name == "too many across namespaces" {
+		switch tc.name {
+		case "too many across namespaces":
 			m.tooBig[tc.mapping.Resource] = true
+		case "a list that held too much":
+			m.overLists[listKey{gvr: tc.mapping.Resource}] = true
+		case "a namespace's list that held too much":
+			m.overLists[listKey{gvr: tc.mapping.Resource, namespace: tc.ns}] = true
 		}
 		t.Run(tc.name, func(t *testing.T) {
 			key, n, ok := m.listKeyFor(tc.mapping, tc.ns)

@@ -30,4 +30,5 @@ func (m *Manager) NewRun() {
 	m.planned = map[schema.GroupVersionKind]*plannedKind{}
 	m.lists = map[listKey]*listEntry{}
 	m.tooBig = map[schema.GroupVersionResource]bool{}
+	m.overLists = map[listKey]bool{}
 }
