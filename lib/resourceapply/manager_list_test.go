@@ -1,6 +1,7 @@
 package resourceapply
 
 import (
+	"context"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -72,5 +73,58 @@ func TestListKeyFor(t *testing.T) {
 				t.Errorf("got %+v %d %v, want %+v %d %v", key, n, ok, tc.want, tc.wantN, tc.ok)
 			}
 		})
+	}
+}
+
+// TestWriteWhileListed: an object written while its list is being read is
+// answered by GET, and the list still answers for the others: it is not
+// read again (a stage writing many objects of one kind listed it again for
+// nearly every object).
+func TestWriteWhileListed(t *testing.T) {
+	gvr := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	key := listKey{gvr: gvr}
+	m := New(nil, nil, Options{})
+	release := make(chan struct{})
+	started := make(chan struct{})
+	calls := 0
+	m.lister = func(ctx context.Context, k listKey, limit int64) ([]*unstructured.Unstructured, string, error) {
+		if calls++; calls == 1 {
+			close(started)
+			<-release
+		}
+		var out []*unstructured.Unstructured
+		for _, name := range []string{"a", "b", "c"} {
+			u := &unstructured.Unstructured{}
+			u.SetName(name)
+			out = append(out, u)
+		}
+		return out, "", nil
+	}
+	done := make(chan *listEntry)
+	go func() {
+		e, err := m.list(t.Context(), key, 3, ApplyOptions{})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- e
+	}()
+	<-started
+	m.forget(gvr, "", "b") // written while the list is read
+	close(release)
+	e := <-done
+	if _, answered := m.take(e, "", "b"); answered {
+		t.Error("b, written while listed, was answered from the list")
+	}
+	for _, name := range []string{"a", "c"} {
+		if obj, answered := m.take(e, "", name); !answered || obj == nil {
+			t.Errorf("%s: answered %v, %v; want the listed object", name, answered, obj)
+		}
+	}
+	again, err := m.list(t.Context(), key, 3, ApplyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again != e || calls != 1 {
+		t.Errorf("the list was read %d times (same entry: %v), want once", calls, again == e)
 	}
 }
