@@ -187,58 +187,53 @@ func TestReadsByList(t *testing.T) {
 		}
 	})
 
-	t.Run("lists that would hold too much", func(t *testing.T) {
-		// Seven more ConfigMaps and Roles the apply does not hold, and
-		// lists of at most 4 objects per object wanted (listMin 1).
-		for i := range 7 {
-			if _, err := e.apply(fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: extra-%d, namespace: NS}\n", i)); err != nil {
-				t.Fatal(err)
+	// Lists that would hold too much, by count or by bytes: the reads
+	// fall back to smaller lists and GETs, and a list over a bound is not
+	// read again in the run. Seven more ConfigMaps and Roles the applies
+	// do not hold; the subset is a and b and both Roles.
+	for i := range 7 {
+		if _, err := e.apply(fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: extra-%d, namespace: NS}\n", i)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.apply(fmt.Sprintf("apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: extra-%d, namespace: NS}\n", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	subset := []*unstructured.Unstructured{objs[0], objs[1], objs[4], objs[5]}
+	cmList := listKey{gvr: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, namespace: e.ns}
+	for _, tc := range []struct {
+		name string
+		tune func(*Manager)
+	}{{
+		// At most 4 objects per object wanted (listMin 1): 2 ConfigMaps
+		// wanted, 9 there; 2 Roles, more than 8 in the cluster.
+		name: "lists that would hold too many objects",
+		tune: func(m *Manager) { m.listMin = 1 },
+	}, {
+		// At most 64 bytes: every list is cut short and dropped.
+		name: "lists over the byte bound",
+		tune: func(m *Manager) { m.listMaxBytes = 64 },
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			mgr, c := verbManager(t, s, subset)
+			tc.tune(mgr)
+			got := applyAll(t, mgr, subset)
+			for name, a := range got {
+				if a != Unchanged {
+					t.Errorf("%s: %s", name, a)
+				}
 			}
-			if _, err := e.apply(fmt.Sprintf("apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: extra-%d, namespace: NS}\n", i)); err != nil {
-				t.Fatal(err)
+			// ConfigMaps: one list, then two GETs (the second read does
+			// not list again). Roles: a list across namespaces, then one
+			// per namespace (one Role in each: a GET each).
+			if diff := cmp.Diff(map[string]int64{requests.List: 2, requests.Get: 4}, counts(c)); diff != "" {
+				t.Errorf("requests (-want +got):\n%s", diff)
 			}
-		}
-		// a and b only, and both Roles: 2 ConfigMaps (cap 8, 9 there),
-		// 2 Roles across namespaces (cap 8, more than 8 in the cluster).
-		subset := []*unstructured.Unstructured{objs[0], objs[1], objs[4], objs[5]}
-		mgr, c := verbManager(t, s, subset)
-		mgr.listMin = 1
-		got := applyAll(t, mgr, subset)
-		for name, a := range got {
-			if a != Unchanged {
-				t.Errorf("%s: %s", name, a)
+			if !mgr.overLists[cmList] {
+				t.Errorf("the ConfigMaps' list is not marked as over a bound: %v", mgr.overLists)
 			}
-		}
-		// ConfigMaps: a list that holds too much, then two GETs. Roles: a
-		// list across namespaces that holds too much, then one list per
-		// namespace (one Role in each: a GET each).
-		if diff := cmp.Diff(map[string]int64{requests.List: 2, requests.Get: 4}, counts(c)); diff != "" {
-			t.Errorf("requests (-want +got):\n%s", diff)
-		}
-	})
-
-	t.Run("lists over the byte bound", func(t *testing.T) {
-		// The same objects with lists of at most 64 bytes: every list is
-		// cut short and dropped, and not read again in the run.
-		subset := []*unstructured.Unstructured{objs[0], objs[1], objs[4], objs[5]}
-		mgr, c := verbManager(t, s, subset)
-		mgr.listMaxBytes = 64
-		got := applyAll(t, mgr, subset)
-		for name, a := range got {
-			if a != Unchanged {
-				t.Errorf("%s: %s", name, a)
-			}
-		}
-		// ConfigMaps: one list, then two GETs (the second read does not
-		// list again). Roles: a list across namespaces, then per
-		// namespace (one Role in each: a GET each).
-		if diff := cmp.Diff(map[string]int64{requests.List: 2, requests.Get: 4}, counts(c)); diff != "" {
-			t.Errorf("requests (-want +got):\n%s", diff)
-		}
-		if !mgr.overLists[listKey{gvr: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, namespace: e.ns}] {
-			t.Errorf("the ConfigMaps' list is not marked as over the bound: %v", mgr.overLists)
-		}
-	})
+		})
+	}
 }
 
 // TestRESTListerDecodesAsDynamic: the one-pass decoding of lists gives the
