@@ -1,8 +1,11 @@
 package resourceapply
 
 import (
+	"errors"
 	"fmt"
+	"reflect"
 	"sort"
+	"strconv"
 
 	configv1 "github.com/openshift/api/config/v1"
 	securityv1 "github.com/openshift/api/security/v1"
@@ -36,12 +39,9 @@ func (m *Manager) roundTrip(obj *unstructured.Unstructured) (*unstructured.Unstr
 	if m.scheme == nil || !m.scheme.Recognizes(gvk) {
 		return nil, nil
 	}
-	t, err := m.scheme.New(gvk)
+	t, err := m.decodeTyped(obj)
 	if err != nil {
 		return nil, err
-	}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, t); err != nil {
-		return nil, fmt.Errorf("decode as %s: %w", gvk, err)
 	}
 	out, err := runtime.DefaultUnstructuredConverter.ToUnstructured(t)
 	if err != nil {
@@ -50,6 +50,20 @@ func (m *Manager) roundTrip(obj *unstructured.Unstructured) (*unstructured.Unstr
 	u := &unstructured.Unstructured{Object: out}
 	u.SetGroupVersionKind(gvk)
 	return u, nil
+}
+
+// decodeTyped decodes obj into a new value of its Go type, which the
+// scheme must know.
+func (m *Manager) decodeTyped(obj *unstructured.Unstructured) (runtime.Object, error) {
+	gvk := obj.GroupVersionKind()
+	t, err := m.scheme.New(gvk)
+	if err != nil {
+		return nil, err
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, t); err != nil {
+		return nil, fmt.Errorf("decode as %s: %w", gvk, err)
+	}
+	return t, nil
 }
 
 // known returns obj without the fields its Go type does not have, as the
@@ -65,6 +79,31 @@ func (m *Manager) known(obj *unstructured.Unstructured) (*unstructured.Unstructu
 		sort.Strings(dropped)
 		return out, dropped, nil
 	}
+	gvk := obj.GroupVersionKind()
+	if m.scheme == nil || !m.scheme.Recognizes(gvk) {
+		return obj, nil, nil
+	}
+	t, err := m.decodeTyped(obj)
+	if err != nil {
+		return obj, nil, err
+	}
+	var dropped []string
+	kept, err := keepTyped(obj.Object, reflect.ValueOf(t).Elem(), &fieldPath{}, &dropped)
+	if errors.Is(err, errUnsupported) {
+		return m.knownByRoundTrip(obj)
+	}
+	if err != nil {
+		return obj, nil, fmt.Errorf("encode %s: %w", gvk, err)
+	}
+	pruned, _ := kept.(map[string]any)
+	sort.Strings(dropped)
+	return &unstructured.Unstructured{Object: pruned}, dropped, nil
+}
+
+// knownByRoundTrip is known for a kind the scheme knows, by encoding the
+// decoded object and keeping what the encoding has: the reference
+// keepTyped is measured against, and its fallback.
+func (m *Manager) knownByRoundTrip(obj *unstructured.Unstructured) (*unstructured.Unstructured, []string, error) {
 	rt, err := m.roundTrip(obj)
 	if err != nil || rt == nil {
 		return obj, nil, err
@@ -139,66 +178,91 @@ var schemaFields = map[string]bool{
 // version's schema of a CustomResourceDefinition (a copy), and records
 // their paths.
 func pruneCRDSchemas(obj *unstructured.Unstructured, dropped *[]string) *unstructured.Unstructured {
-	versions, ok, _ := unstructured.NestedSlice(obj.Object, "spec", "versions")
-	if !ok {
+	if !eachSchema(obj, func(s map[string]any, _ int) bool { return !schemaClean(s) }) {
+		// Nothing to drop (the usual case): no copy.
 		return obj
 	}
 	out := obj.DeepCopy()
-	for i, v := range versions {
+	eachSchema(out, func(s map[string]any, i int) bool {
+		path := &fieldPath{parts: []string{"spec", "versions", "[" + strconv.Itoa(i) + "]", "schema", "openAPIV3Schema"}}
+		pruneSchema(s, path, dropped, true)
+		return false
+	})
+	return out
+}
+
+// eachSchema calls fn with each version's schema of a
+// CustomResourceDefinition (in place, not a copy) and its version's index
+// until fn returns true, and says whether it did.
+func eachSchema(obj *unstructured.Unstructured, fn func(s map[string]any, i int) bool) bool {
+	versions, _, _ := unstructured.NestedFieldNoCopy(obj.Object, "spec", "versions")
+	list, _ := versions.([]any)
+	for i, v := range list {
 		vm, ok := v.(map[string]any)
 		if !ok {
 			continue
 		}
-		s, ok, _ := unstructured.NestedMap(vm, "schema", "openAPIV3Schema")
-		if !ok {
-			continue
+		sv, _, _ := unstructured.NestedFieldNoCopy(vm, "schema", "openAPIV3Schema")
+		if s, ok := sv.(map[string]any); ok && fn(s, i) {
+			return true
 		}
-		path := fmt.Sprintf("spec.versions[%d].schema.openAPIV3Schema", i)
-		pruneSchema(s, path, dropped)
-		_ = unstructured.SetNestedMap(vm, s, "schema", "openAPIV3Schema")
-		versions[i] = vm
 	}
-	_ = unstructured.SetNestedSlice(out.Object, versions, "spec", "versions")
-	return out
+	return false
 }
 
-// pruneSchema prunes one schema node in place and recurses into the
+// schemaClean says whether pruneSchema would leave s as it is.
+func schemaClean(s map[string]any) bool {
+	var dropped []string
+	pruneSchema(s, &fieldPath{}, &dropped, false)
+	return len(dropped) == 0
+}
+
+// pruneSchema records the fields of one schema node that JSONSchemaProps
+// does not have, deleting them when del is set, and recurses into the
 // fields that hold schemas.
-func pruneSchema(s map[string]any, path string, dropped *[]string) {
+func pruneSchema(s map[string]any, path *fieldPath, dropped *[]string, del bool) {
 	for k, v := range s {
 		if !schemaFields[k] {
-			*dropped = append(*dropped, path+"."+k)
-			delete(s, k)
+			*dropped = append(*dropped, path.with(k))
+			if del {
+				delete(s, k)
+			}
 			continue
 		}
+		path.push(k)
 		switch k {
 		case "properties", "patternProperties", "definitions", "dependencies":
 			if m, ok := v.(map[string]any); ok {
 				for name, sub := range m {
 					if sm, ok := sub.(map[string]any); ok {
-						pruneSchema(sm, path+"."+k+"."+name, dropped)
+						path.push(name)
+						pruneSchema(sm, path, dropped, del)
+						path.pop()
 					}
 				}
 			}
 		case "items", "additionalProperties", "additionalItems", "not":
 			switch x := v.(type) {
 			case map[string]any:
-				pruneSchema(x, path+"."+k, dropped)
+				pruneSchema(x, path, dropped, del)
 			case []any:
-				pruneSchemaList(x, path+"."+k, dropped)
+				pruneSchemaList(x, path, dropped, del)
 			}
 		case "allOf", "oneOf", "anyOf":
 			if l, ok := v.([]any); ok {
-				pruneSchemaList(l, path+"."+k, dropped)
+				pruneSchemaList(l, path, dropped, del)
 			}
 		}
+		path.pop()
 	}
 }
 
-func pruneSchemaList(l []any, path string, dropped *[]string) {
+func pruneSchemaList(l []any, path *fieldPath, dropped *[]string, del bool) {
 	for i, sub := range l {
 		if sm, ok := sub.(map[string]any); ok {
-			pruneSchema(sm, fmt.Sprintf("%s[%d]", path, i), dropped)
+			path.pushIndex(i)
+			pruneSchema(sm, path, dropped, del)
+			path.pop()
 		}
 	}
 }
