@@ -83,14 +83,20 @@ func (m *Manager) known(obj *unstructured.Unstructured) (*unstructured.Unstructu
 	if m.scheme == nil || !m.scheme.Recognizes(gvk) {
 		return obj, nil, nil
 	}
-	t, err := m.decodeTyped(obj)
-	if err != nil {
-		return obj, nil, err
-	}
+	// By the Go type alone when the object plainly has its shape, else
+	// by the decoded object, else by encoding it.
 	var dropped []string
-	kept, err := keepTyped(obj.Object, reflect.ValueOf(t).Elem(), &fieldPath{}, &dropped)
+	kept, err := keepByType(obj.Object, m.scheme.AllKnownTypes()[gvk], &fieldPath{}, &dropped)
 	if errors.Is(err, errUnsupported) {
-		return m.knownByRoundTrip(obj)
+		t, derr := m.decodeTyped(obj)
+		if derr != nil {
+			return obj, nil, derr
+		}
+		dropped = nil
+		kept, err = keepTyped(obj.Object, reflect.ValueOf(t).Elem(), &fieldPath{}, &dropped)
+		if errors.Is(err, errUnsupported) {
+			return m.knownByRoundTrip(obj)
+		}
 	}
 	if err != nil {
 		return obj, nil, fmt.Errorf("encode %s: %w", gvk, err)

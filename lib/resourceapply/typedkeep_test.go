@@ -158,12 +158,68 @@ func TestKeepTypedMatchesRoundTrip(t *testing.T) {
 			}
 		}
 	}
-	// The mutations must reach both outcomes, or the comparison proves
-	// little.
+	// The walk by type must answer for nearly every object as the payload
+	// has it (not fall back to decoding), and the mutations must reach
+	// both outcomes, or the comparison proves little.
+	byType := 0
+	for _, o := range objs {
+		var dropped []string
+		if _, err := keepByType(o.Object, m.scheme.AllKnownTypes()[o.GroupVersionKind()], &fieldPath{}, &dropped); err == nil {
+			byType++
+		}
+	}
+	if byType < len(objs)*95/100 {
+		t.Errorf("%d of %d objects walked by type alone, want 95%% or more", byType, len(objs))
+	}
+	t.Logf("%d of %d objects walked by type alone", byType, len(objs))
 	if droppedSeen < len(objs) || errs == 0 {
 		t.Errorf("compared %d objects: %d with dropped fields, %d decode errors; want at least %d and 1", compared, droppedSeen, errs, len(objs))
 	}
 	t.Logf("compared %d objects (%d with dropped fields), %d decode errors", compared, droppedSeen, errs)
+}
+
+// TestKeepTypedEdges: values at the edges of the decoding give what the
+// round trip gives, dropped paths and errors included.
+func TestKeepTypedEdges(t *testing.T) {
+	m := typedManager(t)
+	for _, doc := range []string{
+		// An int32 field given more than an int32, an integral float, a
+		// fraction, a string.
+		"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec: {replicas: 4294967297}\n",
+		"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec: {replicas: 3.0}\n",
+		"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec: {replicas: 2.5}\n",
+		"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec: {replicas: \"3\"}\n",
+		"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec: {replicas: -1, revisionHistoryLimit: null, paused: false}\n",
+		// Int-or-string and quantities, good and bad, through pointers.
+		"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec: {strategy: {rollingUpdate: {maxSurge: 25%, maxUnavailable: 0}}}\n",
+		"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec: {strategy: {rollingUpdate: {maxSurge: null, maxUnavailable: {x: 1}}}}\n",
+		"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {volumes: [{name: v, emptyDir: {sizeLimit: 1Gi}}], containers: [{name: c, resources: {limits: {cpu: 100m, memory: nonsense}}}]}\n",
+		"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {volumes: [{name: v, emptyDir: {sizeLimit: 1Gi, medium: \"\"}}], containers: [{name: c, resources: {limits: {cpu: 100m}}, bogus: 1}]}\n",
+		// Bytes, times, omitempty pointers given {} and null.
+		"apiVersion: v1\nkind: Secret\nmetadata: {name: s, creationTimestamp: null}\ndata: {k: aGVsbG8=}\nstringData: {x: why}\n",
+		"apiVersion: v1\nkind: Secret\nmetadata: {name: s}\ndata: {k: \"not base64!\"}\n",
+		"apiVersion: v1\nkind: Service\nmetadata: {name: s, creationTimestamp: \"2024-01-02T03:04:05Z\"}\nspec: {sessionAffinityConfig: {}, ipFamilyPolicy: null, ports: [{port: 80, targetPort: http}, {port: 81, targetPort: 8081}]}\n",
+		"apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: np}\nspec: {podSelector: {}, ingress: [{ports: [{port: null, protocol: TCP}, {}]}], egress: [], policyTypes: [Ingress]}\n",
+		// An embedded raw object.
+		"apiVersion: apps/v1\nkind: ControllerRevision\nmetadata: {name: r}\nrevision: 1\ndata: {spec: {a: [1, null]}, x: null}\n",
+	} {
+		obj := parse(t, doc)
+		want, wantDropped, wantErr := m.knownByRoundTrip(obj)
+		got, gotDropped, gotErr := m.known(obj)
+		if (wantErr != nil) != (gotErr != nil) {
+			t.Errorf("%s: error %v, round trip's %v", doc, gotErr, wantErr)
+			continue
+		}
+		if wantErr != nil {
+			continue
+		}
+		if diff := cmp.Diff(wantDropped, gotDropped); diff != "" {
+			t.Errorf("%s: dropped (-round trip +known):\n%s", doc, diff)
+		}
+		if diff := cmp.Diff(want.Object, got.Object); diff != "" {
+			t.Errorf("%s: object (-round trip +known):\n%s", doc, diff)
+		}
+	}
 }
 
 // BenchmarkKnown: known over every typed object of the real payload (one
