@@ -125,6 +125,9 @@ func (o *applyOptions) Run(parent context.Context, s IOStreams) error {
 	if err != nil {
 		return err
 	}
+	// The record's name for the payload (a directory's is the digest of
+	// its files, read again) is made while connecting and planning.
+	image := startRecordImage(ctx, o.selection.source, o.opts.Payload)
 	if _, err := checkReachable(cfg); err != nil {
 		return interruptedEarly(parent, err)
 	}
@@ -143,7 +146,7 @@ func (o *applyOptions) Run(parent context.Context, s IOStreams) error {
 	logPlan(ctx, sess.Plan)
 	printFindings(ctx, s, sess.Plan.Findings)
 
-	img, err := recordImage(ctx, o.selection.source, o.opts.Payload)
+	img, err := image()
 	if err != nil {
 		return err
 	}

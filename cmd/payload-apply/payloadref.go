@@ -66,6 +66,24 @@ func recordImage(ctx context.Context, src payloadSource, fsys fs.FS) (string, er
 	return abs + "@" + d, nil
 }
 
+// startRecordImage starts recordImage in the background and returns a
+// function that waits for its answer (recordImage stops when ctx ends).
+func startRecordImage(ctx context.Context, src payloadSource, fsys fs.FS) func() (string, error) {
+	type answer struct {
+		img string
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		img, err := recordImage(ctx, src, fsys)
+		done <- answer{img, err}
+	}()
+	return func() (string, error) {
+		a := <-done
+		return a.img, a.err
+	}
+}
+
 // splitImage splits a recorded image at its digest.
 func splitImage(img string) (loc, digest string) {
 	if i := strings.LastIndex(img, "@sha256:"); i >= 0 {
