@@ -98,7 +98,7 @@ func main() {
 		r := &scaleRun{scale: scale, dir: filepath.Join(root, fmt.Sprintf("seed-%d-x%d", *seed, scale))}
 		if _, err := os.Stat(filepath.Join(r.dir, "release-manifests", "release-metadata")); err != nil {
 			start := time.Now()
-			if _, _, err := genpayload.Write(r.dir, genpayload.Options{Seed: *seed, Scale: scale}); err != nil {
+			if _, _, _, err := genpayload.Write(r.dir, genpayload.Options{Seed: *seed, Scale: scale}); err != nil {
 				fail(err)
 			}
 			fmt.Fprintf(os.Stderr, "generated %s in %.1f s\n", r.dir, time.Since(start).Seconds())

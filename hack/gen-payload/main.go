@@ -5,7 +5,9 @@
 //
 // -scale 1 is the size of a release (about 600 files, 11 MB), 10 and 100
 // ten and a hundred times that. The same -seed and -scale give the same
-// bytes. It prints the number of files and bytes written.
+// bytes. It prints the number of files and bytes written. The directory
+// then holds exactly that payload: files of an older one in its manifests/
+// and release-manifests/ are removed (and counted).
 //
 // May import: internal/genpayload.
 package main
@@ -21,17 +23,21 @@ import (
 func main() {
 	seed := flag.Uint64("seed", 1, "random seed: the same seed and scale give the same payload")
 	scale := flag.Int("scale", 1, "size in releases: 1, 10 or 100")
-	out := flag.String("o", "", "output directory (created; existing files of the same names are overwritten)")
+	out := flag.String("o", "", "output directory (created; it then holds exactly the payload: other files of its manifests/ and release-manifests/ are removed)")
 	flag.Parse()
 	if *out == "" || *scale < 1 || flag.NArg() > 0 {
 		fmt.Fprintln(os.Stderr, "usage: gen-payload -o DIR [-scale 1|10|100] [-seed N]")
 		os.Exit(2)
 	}
-	files, bytes, err := genpayload.Write(*out, genpayload.Options{Seed: *seed, Scale: *scale})
+	files, bytes, stale, err := genpayload.Write(*out, genpayload.Options{Seed: *seed, Scale: *scale})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "gen-payload:", err)
 		os.Exit(1)
 	}
-	fmt.Printf("%s: %d files, %d bytes (scale %d, seed %d, version %s)\n", *out, files, bytes, *scale, *seed,
+	fmt.Printf("%s: %d files, %d bytes (scale %d, seed %d, version %s)", *out, files, bytes, *scale, *seed,
 		genpayload.Version(genpayload.Options{Seed: *seed, Scale: *scale}))
+	if stale > 0 {
+		fmt.Printf("; %d files of an older payload removed", stale)
+	}
+	fmt.Println()
 }

@@ -79,17 +79,23 @@ func Generate(opts Options) []File {
 	return files
 }
 
-// Write generates a payload into dir (created if needed; files already
-// there are overwritten, others left alone) and returns the number of files
-// and bytes written.
-func Write(dir string, opts Options) (files int, bytes int64, err error) {
+// Write generates a payload into dir (created if needed) and returns the
+// number of files and bytes written. The directory then holds exactly the
+// generated payload: files of manifests/ and release-manifests/ that the
+// payload does not have (an older payload's, of another scale or seed)
+// are removed, and their number returned as stale; other entries of dir
+// and subdirectories are left alone.
+func Write(dir string, opts Options) (files int, bytes int64, stale int, err error) {
 	for _, sub := range []string{"manifests", "release-manifests"} {
 		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 	}
+	gen := Generate(opts)
+	want := make(map[string]bool, len(gen))
 	var errs []error
-	for _, f := range Generate(opts) {
+	for _, f := range gen {
+		want[f.Path] = true
 		if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(f.Path)), f.Data, 0o644); err != nil {
 			errs = append(errs, err)
 			continue
@@ -97,7 +103,24 @@ func Write(dir string, opts Options) (files int, bytes int64, err error) {
 		files++
 		bytes += int64(len(f.Data))
 	}
-	return files, bytes, errors.Join(errs...)
+	for _, sub := range []string{"manifests", "release-manifests"} {
+		entries, err := os.ReadDir(filepath.Join(dir, sub))
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, e := range entries {
+			if e.IsDir() || want[sub+"/"+e.Name()] {
+				continue
+			}
+			if err := os.Remove(filepath.Join(dir, sub, e.Name())); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			stale++
+		}
+	}
+	return files, bytes, stale, errors.Join(errs...)
 }
 
 type weighted[T any] struct {

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -181,5 +182,62 @@ func TestGeneratedPayloadValidates(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWriteReplacesAnOlderPayload: written over an older payload (another
+// seed, and a file of its own), the directory holds exactly the new one;
+// what is beside the payload directories is left alone.
+func TestWriteReplacesAnOlderPayload(t *testing.T) {
+	dir := t.TempDir()
+	if _, _, stale, err := genpayload.Write(dir, genpayload.Options{Seed: 7, Scale: 1}); err != nil || stale != 0 {
+		t.Fatalf("first write: %d stale, %v", stale, err)
+	}
+	extra := []string{"manifests/0000_99_old_extra.yaml", "release-manifests/0000_99_old_extra.yaml"}
+	for _, p := range append(extra, "README") {
+		if err := os.WriteFile(dir+"/"+p, []byte("old"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := map[string]bool{}
+	for _, f := range genpayload.Generate(genpayload.Options{Seed: 7, Scale: 1}) {
+		old[f.Path] = true
+	}
+	opts := genpayload.Options{Seed: 8, Scale: 1}
+	files, _, stale, err := genpayload.Write(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen := genpayload.Generate(opts)
+	wantStale := len(extra)
+	for p := range old {
+		if !slices.ContainsFunc(gen, func(f genpayload.File) bool { return f.Path == p }) {
+			wantStale++
+		}
+	}
+	if files != len(gen) || stale != wantStale {
+		t.Errorf("wrote %d files, removed %d; want %d and %d", files, stale, len(gen), wantStale)
+	}
+	var got []string
+	for _, sub := range []string{"manifests", "release-manifests"} {
+		entries, err := os.ReadDir(dir + "/" + sub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			got = append(got, sub+"/"+e.Name())
+		}
+	}
+	var want []string
+	for _, f := range gen {
+		want = append(want, f.Path)
+	}
+	sort.Strings(got)
+	sort.Strings(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("the directory holds %d payload files, the payload %d", len(got), len(want))
+	}
+	if data, err := os.ReadFile(dir + "/README"); err != nil || string(data) != "old" {
+		t.Errorf("README beside the payload: %q, %v", data, err)
 	}
 }
