@@ -169,11 +169,11 @@ labels:
 func TestSIGTERMInEachPhase(t *testing.T) {
 	work := t.TempDir()
 	big := filepath.Join(work, "big")
-	if _, _, err := genpayload.Write(big, genpayload.Options{Seed: 1, Scale: 10}); err != nil {
+	if _, _, _, err := genpayload.Write(big, genpayload.Options{Seed: 1, Scale: 10}); err != nil {
 		t.Fatal(err)
 	}
 	medium := filepath.Join(work, "medium")
-	if _, _, err := genpayload.Write(medium, genpayload.Options{Seed: 1, Scale: 3}); err != nil {
+	if _, _, _, err := genpayload.Write(medium, genpayload.Options{Seed: 1, Scale: 3}); err != nil {
 		t.Fatal(err)
 	}
 	templates := filepath.Join(work, "templates")
