@@ -3,7 +3,6 @@ package resourceapply
 import (
 	"errors"
 	"fmt"
-	"reflect"
 	"sort"
 	"strconv"
 
@@ -84,19 +83,11 @@ func (m *Manager) known(obj *unstructured.Unstructured) (*unstructured.Unstructu
 		return obj, nil, nil
 	}
 	// By the Go type alone when the object plainly has its shape, else
-	// by the decoded object, else by encoding it.
+	// by decoding and encoding it.
 	var dropped []string
 	kept, err := keepByType(obj.Object, m.scheme.AllKnownTypes()[gvk], &fieldPath{}, &dropped)
 	if errors.Is(err, errUnsupported) {
-		t, derr := m.decodeTyped(obj)
-		if derr != nil {
-			return obj, nil, derr
-		}
-		dropped = nil
-		kept, err = keepTyped(obj.Object, reflect.ValueOf(t).Elem(), &fieldPath{}, &dropped)
-		if errors.Is(err, errUnsupported) {
-			return m.knownByRoundTrip(obj)
-		}
+		return m.knownByRoundTrip(obj)
 	}
 	if err != nil {
 		return obj, nil, fmt.Errorf("encode %s: %w", gvk, err)
@@ -108,7 +99,7 @@ func (m *Manager) known(obj *unstructured.Unstructured) (*unstructured.Unstructu
 
 // knownByRoundTrip is known for a kind the scheme knows, by encoding the
 // decoded object and keeping what the encoding has: the reference
-// keepTyped is measured against, and its fallback.
+// keepByType is measured against, and its fallback.
 func (m *Manager) knownByRoundTrip(obj *unstructured.Unstructured) (*unstructured.Unstructured, []string, error) {
 	rt, err := m.roundTrip(obj)
 	if err != nil || rt == nil {

@@ -10,128 +10,28 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/value"
 )
 
-// errUnsupported says that keepTyped met a Go type whose encoding it does
-// not model (an inlined pointer or map, an interface, an array, an
-// unexported field): the caller encodes the object instead.
+// errUnsupported says that keepByType met a value or a Go type whose
+// decoding or encoding it does not model: the caller encodes the decoded
+// object instead (knownByRoundTrip).
 var errUnsupported = errors.New("type not modelled")
 
-// keepTyped returns what prune(orig, known) returns when known is the
-// unstructured encoding of v (orig decoded into its Go type by the
-// unstructured converter), without encoding v: the same fields are kept
-// and the same paths are recorded in dropped. It walks orig and reads v's
-// fields in place, which costs a fraction of the encoding and its maps.
-//
-// The model follows runtime.DefaultUnstructuredConverter's encoding: a type
-// with its own unstructured or JSON encoding is encoded (and pruned as
-// before); a nil map, slice or pointer encodes as null; a struct writes
-// each field by its JSON name in field order, skipping "-", empty
-// omitempty and zero omitzero fields, and writing inlined structs' fields
-// into the same map (a later field of the same name wins).
-func keepTyped(orig any, v reflect.Value, path *fieldPath, dropped *[]string) (any, error) {
-	if entry := value.TypeReflectEntryOf(v.Type()); entry.CanConvertToUnstructured() {
-		known, err := entry.ToUnstructured(v)
-		if err != nil {
-			return nil, err
-		}
-		return prune(orig, known, path.with(""), dropped), nil
-	}
-	switch v.Kind() {
-	case reflect.String, reflect.Bool, reflect.Float32, reflect.Float64,
-		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		// A scalar: prune keeps orig whole.
-		return orig, nil
-	case reflect.Pointer:
-		if v.IsNil() {
-			return orig, nil
-		}
-		return keepTyped(orig, v.Elem(), path, dropped)
-	case reflect.Map:
-		return keepMap(orig, v, path, dropped)
-	case reflect.Slice:
-		o, ok := orig.([]any)
-		if v.IsNil() || v.Type().Elem().Kind() == reflect.Uint8 || !ok || len(o) != v.Len() {
-			// Encoded as null or a string, or not the list it came
-			// from: prune keeps orig whole.
-			return orig, nil
-		}
-		out := make([]any, len(o))
-		for i := range o {
-			var err error
-			path.pushIndex(i)
-			out[i], err = keepTyped(o[i], v.Index(i), path, dropped)
-			path.pop()
-			if err != nil {
-				return nil, err
-			}
-		}
-		return out, nil
-	case reflect.Struct:
-		return keepStruct(orig, v, path, dropped)
-	}
-	return nil, errUnsupported
-}
-
-func keepMap(orig any, v reflect.Value, path *fieldPath, dropped *[]string) (any, error) {
-	o, ok := orig.(map[string]any)
-	if v.IsNil() || !ok {
-		return orig, nil
-	}
-	kt := v.Type().Key()
-	if kt.Kind() != reflect.String {
+// keepEncoded returns prune(orig, known) for v, a value of a type with its
+// own unstructured or JSON encoding (an int-or-string, a quantity, a time),
+// decoded from orig alone: known is v's encoding. Any other type is
+// errUnsupported.
+func keepEncoded(orig any, v reflect.Value, path *fieldPath, dropped *[]string) (any, error) {
+	entry := value.TypeReflectEntryOf(v.Type())
+	if !entry.CanConvertToUnstructured() {
 		return nil, errUnsupported
 	}
-	out := make(map[string]any, len(o))
-	for key, ov := range o {
-		ev := v.MapIndex(reflect.ValueOf(key).Convert(kt))
-		if !ev.IsValid() {
-			if !isEmpty(ov) {
-				*dropped = append(*dropped, path.with(key))
-			}
-			continue
-		}
-		path.push(key)
-		kv, err := keepTyped(ov, ev, path, dropped)
-		path.pop()
-		if err != nil {
-			return nil, err
-		}
-		out[key] = kv
-	}
-	return out, nil
-}
-
-func keepStruct(orig any, v reflect.Value, path *fieldPath, dropped *[]string) (any, error) {
-	o, ok := orig.(map[string]any)
-	if !ok {
-		// Encoded as a map: prune keeps a non-map orig whole.
-		return orig, nil
-	}
-	fields, err := fieldsOf(v.Type())
+	known, err := entry.ToUnstructured(v)
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]any, len(o))
-	for key, ov := range o {
-		fv, written := fields.written(v, key)
-		if !written {
-			if !isEmpty(ov) {
-				*dropped = append(*dropped, path.with(key))
-			}
-			continue
-		}
-		path.push(key)
-		kv, err := keepTyped(ov, fv, path, dropped)
-		path.pop()
-		if err != nil {
-			return nil, err
-		}
-		out[key] = kv
-	}
-	return out, nil
+	return prune(orig, known, path.with(""), dropped), nil
 }
 
-// fieldPath is the path to the value keepTyped is at, joined only when a
+// fieldPath is the path to the value keepByType is at, joined only when a
 // field is dropped: "spec.template.spec.containers[0]".
 type fieldPath struct{ parts []string }
 
@@ -158,7 +58,11 @@ func (p *fieldPath) with(key string) string {
 }
 
 // typedField is a field a struct's encoding may write under a name: its
-// index path (through inlined structs) and when it is left out.
+// index path (through inlined structs) and when it is left out. The
+// unstructured converter names fields by their JSON tags, skips "-",
+// leaves out empty omitempty and zero omitzero fields, and writes an
+// inlined struct's fields into the same map (a later field of a name
+// wins).
 type typedField struct {
 	index     []int
 	omitempty bool
@@ -168,21 +72,6 @@ type typedField struct {
 // structFields are a struct type's fields by encoded name, in the order
 // the encoding writes them.
 type structFields map[string][]typedField
-
-// written returns the value the encoding of v writes under name, the last
-// field of that name that is not left out.
-func (s structFields) written(v reflect.Value, name string) (reflect.Value, bool) {
-	cands := s[name]
-	for i := len(cands) - 1; i >= 0; i-- {
-		f := cands[i]
-		fv := v.FieldByIndex(f.index)
-		if f.omitempty && zeroForOmitempty(fv) || f.omitzero != nil && f.omitzero(fv) {
-			continue
-		}
-		return fv, true
-	}
-	return reflect.Value{}, false
-}
 
 var fieldCache sync.Map // reflect.Type → structFields or error
 
@@ -248,26 +137,4 @@ func addFields(s structFields, t reflect.Type, prefix []int, depth int) error {
 		}
 	}
 	return nil
-}
-
-// zeroForOmitempty says whether the unstructured converter leaves out an
-// omitempty field holding v.
-func zeroForOmitempty(v reflect.Value) bool {
-	switch v.Kind() {
-	case reflect.Array, reflect.String:
-		return v.Len() == 0
-	case reflect.Bool:
-		return !v.Bool()
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return v.Int() == 0
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return v.Uint() == 0
-	case reflect.Float32, reflect.Float64:
-		return v.Float() == 0
-	case reflect.Map, reflect.Slice:
-		return v.IsNil() || v.Len() == 0
-	case reflect.Pointer, reflect.Interface:
-		return v.IsNil()
-	}
-	return false
 }

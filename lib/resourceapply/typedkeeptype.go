@@ -7,9 +7,12 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/value"
 )
 
-// keepByType returns what keepTyped returns for orig decoded into a value
-// of type t, without decoding it: the decoded value's shape follows from
-// orig and t. Only a value of a type with its own decoding (a quantity, a
+// keepByType returns what prune(orig, known) returns when known is the
+// unstructured encoding of orig decoded into a value of type t, without
+// decoding or encoding it: the same fields are kept and the same paths are
+// recorded in dropped. The decoded value's shape follows from orig and t;
+// which of its fields the encoding writes, from t's JSON names, omitempty
+// and inline (fieldsOf). Only a value of a type with its own decoding (a quantity, a
 // time, an int-or-string) is decoded, on its own. When orig is not plainly
 // of t's shape (a value the decoding would refuse or convert with loss) or
 // t's decoding is not modelled, it returns errUnsupported: the caller
@@ -39,7 +42,7 @@ func keepByType(orig any, t reflect.Type, path *fieldPath, dropped *[]string) (a
 		if err := entry.FromUnstructured(reflect.ValueOf(orig), v); err != nil {
 			return nil, errUnsupported
 		}
-		return keepTyped(orig, v, path, dropped)
+		return keepEncoded(orig, v, path, dropped)
 	} else if entry.CanConvertToUnstructured() {
 		// A pointer to a type with its own decoding (*IntOrString): the
 		// pointed-to value is decoded, the pointer encoded.
@@ -51,7 +54,7 @@ func keepByType(orig any, t reflect.Type, path *fieldPath, dropped *[]string) (a
 		if err := value.TypeReflectEntryOf(t.Elem()).FromUnstructured(reflect.ValueOf(orig), v.Elem()); err != nil {
 			return nil, errUnsupported
 		}
-		return keepTyped(orig, v, path, dropped)
+		return keepEncoded(orig, v, path, dropped)
 	}
 	switch t.Kind() {
 	case reflect.Pointer:
@@ -143,7 +146,7 @@ func keepStructByType(orig any, t reflect.Type, path *fieldPath, dropped *[]stri
 }
 
 // emptyOnceDecoded says whether orig decoded into a value of type t is
-// empty as the converter's omitempty means it (zeroForOmitempty), or
+// empty as the converter's omitempty means it, or
 // errUnsupported when orig does not plainly fit t.
 func emptyOnceDecoded(orig any, t reflect.Type) (bool, error) {
 	if t.Kind() == reflect.Struct {
