@@ -121,7 +121,7 @@ FUZZ_TARGETS := \
 	./lib/image:FuzzFlatten ./lib/image:FuzzLoadArchive ./lib/image:FuzzOpenLayout \
 	./components/nodetuning:FuzzParseCPUList ./components/nodetuning:FuzzParseHugePageSize \
 	./components/nodetuning:FuzzReservedMemory ./components/nodetuning:FuzzRenderProfile \
-	./lib/quantity:FuzzParse ./lib/resourceapply:FuzzKnown
+	./lib/quantity:FuzzParse ./lib/resourceapply:FuzzKnown ./lib/jsonenc:FuzzAppend
 FUZZTIME ?= 60s
 FUZZPARALLEL ?= 2
 # A target still running after FUZZTIMEOUT (a hanging input) fails.

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io/fs"
 	"sync"
 	"time"
@@ -432,13 +431,6 @@ func (w *recordWriter) setDesiredUpdate(ctx context.Context, u configv1.Update) 
 // status.versionHash fingerprints its manifests: FNV-64 of their JSON, in
 // apply order, base64 (URL encoding).
 func versionHash(p *plan.Plan) string {
-	h := fnv.New64()
-	for _, m := range p.Objects {
-		b, err := json.Marshal(m.Obj.Object)
-		if err != nil {
-			continue
-		}
-		h.Write(b)
-	}
-	return base64.URLEncoding.EncodeToString(h.Sum(nil))
+	d := p.Digests()
+	return base64.URLEncoding.EncodeToString(d.FNV64[:])
 }

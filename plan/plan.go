@@ -157,12 +157,19 @@ type Plan struct {
 	PlanCache *CacheUse
 
 	cache *Cache // Options.Cache
+	// store is Options.PlanCache: Check keeps its findings there.
+	store *plancache.Store
+
+	digestOnce sync.Once
+	digests    ObjectDigests
 
 	// checked holds Check's findings once it ran to the end: a plan
 	// applied again (the operator's passes) is not checked again.
 	checkMu sync.Mutex
 	checked []manifest.Finding
 	isDone  bool
+	// checkHit: Check's findings came from the store.
+	checkHit bool
 }
 
 // Build runs the pipeline: select, the profile chain's overlays, the
@@ -209,6 +216,7 @@ func build(ctx context.Context, opts Options) (*Plan, error) {
 		Findings:       append([]manifest.Finding(nil), r.payload.Findings...),
 		PlanCache:      r.cacheUse,
 		cache:          opts.Cache,
+		store:          opts.PlanCache,
 	}
 	objs := selection.Included
 	if !opts.SkipOverlays {
