@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+
+	"github.com/payload-apply/payload-apply/lib/manifest"
 )
 
 // Digest fingerprints a payload's content: "sha256:" and the SHA-256 of
@@ -20,6 +22,7 @@ func Digest(ctx context.Context, fsys fs.FS) (string, error) {
 	r := newReader(ctx, fsys, LoadOptions{})
 	h := sha256.New()
 	files := 0
+	var buf []byte // one buffer for every file, as large as the largest
 	for _, dir := range []string{ManifestDir, ReleaseManifestDir} {
 		entries, err := fs.ReadDir(fsys, dir)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -35,11 +38,20 @@ func Digest(ctx context.Context, fsys fs.FS) (string, error) {
 			if files++; files > r.maxFiles {
 				return "", fileError(dir, fmt.Errorf("more than %d files", r.maxFiles))
 			}
-			name := dir + "/" + e.Name()
-			data, err := r.read(name, -1, e.Type()&fs.ModeSymlink != 0)
-			if err != nil {
+			if err := ctx.Err(); err != nil { // Ctrl-C: stop between files
 				return "", err
 			}
+			name := dir + "/" + e.Name()
+			if e.Type()&fs.ModeSymlink != 0 {
+				if err := r.checkLinks(name); err != nil {
+					return "", err
+				}
+			}
+			data, err := manifest.ReadFileInto(r.fsys, name, r.limits.MaxFileSize, buf)
+			if err != nil {
+				return "", fileError(name, err)
+			}
+			buf = data[:cap(data)]
 			if r.total += int64(len(data)); r.total > r.maxTotal {
 				return "", fileError(name, fmt.Errorf("payload larger than %d bytes", r.maxTotal))
 			}

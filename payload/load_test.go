@@ -2,6 +2,8 @@ package payload
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -292,5 +294,29 @@ func TestDigest(t *testing.T) {
 	}
 	if d, err := Digest(context.Background(), Embedded()); err != nil || d == "" {
 		t.Errorf("embedded: %q, %v", d, err)
+	}
+
+	// The definition, with files that shrink and grow one after the other
+	// (one buffer serves them all: nothing of one may reach the next).
+	sized := fstest.MapFS{
+		"manifests/0000_00_a_1.yaml":         {Data: []byte(strings.Repeat("long line\n", 300))},
+		"manifests/0000_00_a_2.yaml":         {Data: []byte("short: 1\n")},
+		"manifests/0000_00_a_3.yaml":         {Data: []byte{}},
+		"release-manifests/0000_50_b_x.yaml": {Data: []byte(strings.Repeat("x", 5000))},
+		"release-manifests/release-metadata": {Data: []byte("{}")},
+	}
+	h := sha256.New()
+	for _, name := range []string{"manifests/0000_00_a_1.yaml", "manifests/0000_00_a_2.yaml", "manifests/0000_00_a_3.yaml",
+		"release-manifests/0000_50_b_x.yaml", "release-manifests/release-metadata"} {
+		fmt.Fprintf(h, "%s\n%d\n", name, len(sized[name].Data))
+		h.Write(sized[name].Data)
+	}
+	if d, err := Digest(context.Background(), sized); err != nil || d != "sha256:"+hex.EncodeToString(h.Sum(nil)) {
+		t.Errorf("Digest = %q, %v; want sha256:%x", d, err, h.Sum(nil))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Digest(ctx, sized); !errors.Is(err, context.Canceled) {
+		t.Errorf("Digest after Ctrl-C: %v, want context.Canceled", err)
 	}
 }

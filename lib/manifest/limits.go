@@ -130,6 +130,14 @@ func tooDeep(v any, max int) bool {
 // (fs.StatFS; lib/safefs.Dir also opens without blocking), else once it
 // is open, before it is read.
 func ReadFile(fsys fs.FS, name string, max int64) ([]byte, error) {
+	return ReadFileInto(fsys, name, max, nil)
+}
+
+// ReadFileInto is ReadFile into buf's memory when it holds the file: a
+// caller reading many files one after the other (to hash them) reuses one
+// buffer instead of making garbage of every file. The result may share
+// buf's memory.
+func ReadFileInto(fsys fs.FS, name string, max int64, buf []byte) ([]byte, error) {
 	if max <= 0 {
 		max = DefaultLimits().MaxFileSize
 	}
@@ -162,7 +170,11 @@ func ReadFile(fsys fs.FS, name string, max int64) ([]byte, error) {
 	if size >= 0 {
 		// The size is known: one buffer of it (and a byte to see a file
 		// that grew), not ReadAll's doublings.
-		buf := make([]byte, size+1)
+		if int64(cap(buf)) > size {
+			buf = buf[:size+1]
+		} else {
+			buf = make([]byte, size+1)
+		}
 		n, err := io.ReadFull(f, buf)
 		if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
 			return nil, err
