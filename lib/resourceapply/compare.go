@@ -172,14 +172,26 @@ func number(v any) (float64, bool) {
 }
 
 // ownedFields returns the fieldsV1 set that fieldManager owns in live
-// through Apply on the main resource, or nil.
+// through Apply on the main resource, or nil. It reads live's managed
+// fields as they are (GetManagedFields would convert every entry to its
+// Go type and back, for each object compared); the set is live's own:
+// not to be changed.
 func ownedFields(live *unstructured.Unstructured, fieldManager string) map[string]any {
-	for _, e := range live.GetManagedFields() {
-		if e.Manager != fieldManager || e.Operation != "Apply" || e.Subresource != "" || e.FieldsV1 == nil {
+	md, _ := live.Object["metadata"].(map[string]any)
+	entries, _ := md["managedFields"].([]any)
+	for _, it := range entries {
+		e, ok := it.(map[string]any)
+		if !ok {
 			continue
 		}
-		var fields map[string]any
-		if err := json.Unmarshal(e.FieldsV1.Raw, &fields); err != nil {
+		manager, _ := e["manager"].(string)
+		operation, _ := e["operation"].(string)
+		subresource, _ := e["subresource"].(string)
+		if manager != fieldManager || operation != "Apply" || subresource != "" || e["fieldsV1"] == nil {
+			continue
+		}
+		fields, ok := e["fieldsV1"].(map[string]any)
+		if !ok {
 			return nil
 		}
 		return fields

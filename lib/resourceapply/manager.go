@@ -147,7 +147,7 @@ func New(client dynamic.Interface, mapper meta.ResettableRESTMapper, opts Option
 	return &Manager{
 		scheme:             scheme,
 		client:             client,
-		mapper:             mapper,
+		mapper:             newCachedMapper(mapper),
 		fieldManager:       fm,
 		expected:           map[schema.GroupKind]bool{},
 		expectedNamespaces: map[string]bool{},
