@@ -40,7 +40,7 @@ type Options struct {
 // object for one read.
 type Manager struct {
 	client       dynamic.Interface
-	mapper       meta.ResettableRESTMapper
+	mapper       *cachedMapper
 	scheme       *runtime.Scheme
 	fieldManager string
 
@@ -250,18 +250,36 @@ func (m *Manager) refresh() {
 }
 
 // refreshOnce resets the mapper the first time gk has no match, in case the
-// kind appeared after discovery was read. It reports whether it did.
-func (m *Manager) refreshOnce(gk schema.GroupKind) bool {
+// kind appeared after discovery was read. It reports whether the kind is
+// worth looking up again. seen is the mapper's resets before the lookup
+// that missed: when discovery was read again since (another kind's
+// refresh, a CustomResourceDefinition established), the next lookup uses
+// it without another reset. Discovery read within freshDiscovery is not
+// read again: a kind missing from it is missing (a no-op apply of a
+// payload with four kinds the server lacks read discovery four times
+// more in 0.4 s before; the operator's next pass, or the next run, sees a
+// kind that appeared since).
+func (m *Manager) refreshOnce(gk schema.GroupKind, seen uint64) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.refreshed[gk] {
 		return false
 	}
 	m.refreshed[gk] = true
+	if m.mapper.resets() != seen {
+		return true
+	}
+	if age := m.mapper.readSince(); age > 0 && age < freshDiscovery {
+		return false
+	}
 	m.mapper.Reset()
 	m.mapperGen = m.crdGen
 	return true
 }
+
+// freshDiscovery is how long what discovery said is taken as the server's
+// kinds when one is missing (see refreshOnce).
+const freshDiscovery = 2 * time.Second
 
 func (m *Manager) noteDryRun(obj *unstructured.Unstructured) {
 	m.mu.Lock()

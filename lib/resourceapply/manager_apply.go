@@ -440,6 +440,7 @@ func (m *Manager) mapFor(ctx context.Context, obj *unstructured.Unstructured, op
 	typeWait := newBackoff(RetryOptions{Timeout: opts.TypeWait, InitialBackoff: 50 * time.Millisecond, MaxBackoff: 250 * time.Millisecond})
 	what := gvk.Kind + " in " + gvk.GroupVersion().String()
 	for {
+		seen := m.mapper.resets()
 		mapping, err := m.mapping(gvk)
 		if err == nil {
 			return mapping, "", nil
@@ -492,7 +493,7 @@ func (m *Manager) mapFor(ctx context.Context, obj *unstructured.Unstructured, op
 			return nil, "", &ApplyError{Object: id, Verb: "apply", Reason: ReasonResourceTypeMissing,
 				Err: fmt.Errorf("the server has no API for %s: its CustomResourceDefinition did not become available within %s", what, opts.TypeWait)}
 		}
-		if m.refreshOnce(gk) {
+		if m.refreshOnce(gk, seen) {
 			continue
 		}
 		return nil, "", &ApplyError{Object: id, Verb: "apply", Reason: ReasonResourceTypeMissing,

@@ -2,6 +2,7 @@ package resourceapply
 
 import (
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -21,6 +22,9 @@ type cachedMapper struct {
 	// gen counts resets: an answer found before one is not kept after it.
 	gen     uint64
 	answers map[mappingKey]mappingAnswer
+	// readAt is when the mapper was first asked since its last reset
+	// (when it read discovery); zero before.
+	readAt time.Time
 }
 
 type mappingKey struct {
@@ -59,6 +63,11 @@ func (c *cachedMapper) RESTMapping(gk schema.GroupKind, versions ...string) (*me
 	if ok {
 		return a.mapping, a.err
 	}
+	c.mu.Lock()
+	if c.gen == gen && c.readAt.IsZero() {
+		c.readAt = time.Now()
+	}
+	c.mu.Unlock()
 	mapping, err := c.ResettableRESTMapper.RESTMapping(gk, versions...)
 	if err == nil || meta.IsNoMatchError(err) {
 		c.mu.Lock()
@@ -70,10 +79,29 @@ func (c *cachedMapper) RESTMapping(gk schema.GroupKind, versions ...string) (*me
 	return mapping, err
 }
 
+// resets counts the resets so far.
+func (c *cachedMapper) resets() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gen
+}
+
+// readSince reports how long ago the mapper read discovery (0 when it
+// has not since its last reset).
+func (c *cachedMapper) readSince() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.readAt.IsZero() {
+		return 0
+	}
+	return time.Since(c.readAt)
+}
+
 // Reset forgets every answer and resets the mapper.
 func (c *cachedMapper) Reset() {
 	c.mu.Lock()
 	c.gen++
+	c.readAt = time.Time{}
 	clear(c.answers)
 	c.mu.Unlock()
 	c.ResettableRESTMapper.Reset()

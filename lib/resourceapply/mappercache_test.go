@@ -3,6 +3,7 @@ package resourceapply
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -126,5 +127,40 @@ func TestOwnedFields(t *testing.T) {
 	delete(live.Object, "metadata")
 	if got := ownedFields(live, DefaultFieldManager); got != nil {
 		t.Errorf("no metadata: %v", got)
+	}
+}
+
+// TestRefreshOnce: a kind missing from discovery read just now is
+// missing; from discovery read long ago, or never, it is looked up again
+// after a reset; after a reset made since the miss, without one; and only
+// once per kind.
+func TestRefreshOnce(t *testing.T) {
+	monitor := schema.GroupKind{Group: "monitoring.coreos.com", Kind: "ServiceMonitor"}
+	rule := schema.GroupKind{Group: "monitoring.coreos.com", Kind: "PrometheusRule"}
+	creds := schema.GroupKind{Group: "cloudcredential.openshift.io", Kind: "CredentialsRequest"}
+	under := &askingMapper{kinds: map[schema.GroupKind]bool{}}
+	m := New(nil, under, Options{})
+
+	if _, err := m.mapper.RESTMapping(monitor, "v1"); !meta.IsNoMatchError(err) {
+		t.Fatal(err)
+	}
+	if m.refreshOnce(monitor, m.mapper.resets()) || under.resets != 0 {
+		t.Fatalf("discovery just read: looked up again (resets %d)", under.resets)
+	}
+
+	m.mapper.mu.Lock()
+	m.mapper.readAt = time.Now().Add(-time.Minute)
+	m.mapper.mu.Unlock()
+	if !m.refreshOnce(rule, m.mapper.resets()) || under.resets != 1 {
+		t.Fatalf("discovery a minute old: not read again (resets %d)", under.resets)
+	}
+	if m.refreshOnce(rule, m.mapper.resets()) {
+		t.Fatal("a second refresh of one kind")
+	}
+
+	seen := m.mapper.resets()
+	m.mapper.Reset() // another kind's refresh, meanwhile
+	if !m.refreshOnce(creds, seen) || under.resets != 2 {
+		t.Fatalf("read again since the miss: %d resets, want none more", under.resets)
 	}
 }
