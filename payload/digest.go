@@ -19,6 +19,11 @@ import (
 // limits Load applies (DefaultMaxFiles, DefaultMaxPayloadSize, the
 // manifest file size); errors name the file. It stops when ctx ends.
 func Digest(ctx context.Context, fsys fs.FS) (string, error) {
+	return digest(ctx, fsys, nil)
+}
+
+// digest is Digest; each file read is handed to each (nil: none) as well.
+func digest(ctx context.Context, fsys fs.FS, each func(name string, data []byte)) (string, error) {
 	r := newReader(ctx, fsys, LoadOptions{})
 	h := sha256.New()
 	files := 0
@@ -52,6 +57,9 @@ func Digest(ctx context.Context, fsys fs.FS) (string, error) {
 				return "", fileError(name, err)
 			}
 			buf = data[:cap(data)]
+			if each != nil {
+				each(name, data)
+			}
 			if r.total += int64(len(data)); r.total > r.maxTotal {
 				return "", fileError(name, fmt.Errorf("payload larger than %d bytes", r.maxTotal))
 			}
@@ -63,4 +71,94 @@ func Digest(ctx context.Context, fsys fs.FS) (string, error) {
 		return "", errors.New("payload: no files in manifests/ or release-manifests/")
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// DigestMemo keeps digests (lib/plancache's store does, for commands):
+// Load returns the digest stored under key, Store stores one.
+type DigestMemo interface {
+	Load(key [32]byte) (string, bool)
+	Store(key [32]byte, digest string)
+}
+
+// DigestOf is Digest of a payload whose manifest files fp fingerprinted
+// (FingerprintOf), remembered in memo: the key is the SHA-256 of every
+// file Digest reads, each file's own SHA-256 taken from fp (the other
+// files, those Load does not read, are read and hashed here). A digest is
+// stored only when every file it was computed from hashes as the key
+// says: never under the key of other bytes. So the second command over
+// an unchanged payload reads no file twice: the fingerprint read them.
+func DigestOf(ctx context.Context, fsys fs.FS, fp *Fingerprint, memo DigestMemo) (string, error) {
+	if fp == nil || memo == nil {
+		return Digest(ctx, fsys)
+	}
+	key, sums, err := digestKey(ctx, fsys, fp)
+	if err != nil {
+		// Digest reports it (a file gone, a limit): the same error.
+		return Digest(ctx, fsys)
+	}
+	if d, ok := memo.Load(key); ok {
+		return d, nil
+	}
+	same, read := true, 0
+	d, err := digest(ctx, fsys, func(name string, data []byte) {
+		read++
+		if want, ok := sums[name]; !ok || sha256.Sum256(data) != want {
+			same = false
+		}
+	})
+	if err == nil && same && read == len(sums) {
+		memo.Store(key, d)
+	}
+	return d, err
+}
+
+// digestKey returns the memo key of the files Digest reads and the
+// SHA-256 it assumes of each.
+func digestKey(ctx context.Context, fsys fs.FS, fp *Fingerprint) ([32]byte, map[string][32]byte, error) {
+	r := newReader(ctx, fsys, LoadOptions{})
+	h := sha256.New()
+	h.Write([]byte("payload-apply digest memo v1\n"))
+	sums := map[string][32]byte{}
+	var buf []byte
+	for _, dir := range []string{ManifestDir, ReleaseManifestDir} {
+		entries, err := fs.ReadDir(fsys, dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return [32]byte{}, nil, err
+		}
+		for _, e := range entries {
+			if e.IsDir() {
+				continue
+			}
+			if len(sums) >= r.maxFiles {
+				return [32]byte{}, nil, fmt.Errorf("more than %d files", r.maxFiles)
+			}
+			if err := ctx.Err(); err != nil {
+				return [32]byte{}, nil, err
+			}
+			name := dir + "/" + e.Name()
+			sum, ok := fp.Files[name]
+			if !ok {
+				// Not a file Load reads (a README, say): hashed here.
+				if e.Type()&fs.ModeSymlink != 0 {
+					if err := r.checkLinks(name); err != nil {
+						return [32]byte{}, nil, err
+					}
+				}
+				data, err := manifest.ReadFileInto(r.fsys, name, r.limits.MaxFileSize, buf)
+				if err != nil {
+					return [32]byte{}, nil, err
+				}
+				buf = data[:cap(data)]
+				sum = sha256.Sum256(data)
+			}
+			sums[name] = sum
+			fmt.Fprintf(h, "%s\x00%x\n", name, sum)
+		}
+	}
+	var key [32]byte
+	h.Sum(key[:0])
+	return key, sums, nil
 }

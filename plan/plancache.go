@@ -17,6 +17,9 @@ type CacheUse struct {
 	Key string
 	// Fingerprint is the payload's content digest ("sha256:HEX").
 	Fingerprint string
+	// Content is the fingerprint itself, file by file: the content the
+	// plan was made from (payload.DigestOf takes it).
+	Content *payload.Fingerprint
 	// Hit is true when the payload's parse came from the cache.
 	Hit bool
 	// Files is the number of files the entry held (Hit) or was written
@@ -45,7 +48,7 @@ func openPlanCache(ctx context.Context, store *plancache.Store, fsys fs.FS, lopt
 	}
 	key := plancache.NewKey(planCacheFormat, binaryID(), fp.String(), fmt.Sprintf("%+v", lopts.Limits))
 	parsed, err := plancache.OpenParsed(store, key, lopts.Limits)
-	use := &CacheUse{Key: key.String(), Fingerprint: fp.String(), Hit: parsed.Hit(), Files: parsed.Len(), Err: err}
+	use := &CacheUse{Key: key.String(), Fingerprint: fp.String(), Content: fp, Hit: parsed.Hit(), Files: parsed.Len(), Err: err}
 	c := &planCache{parsed: parsed, fp: fp}
 	lopts.Parsed = parsed
 	lopts.OnRead = c.read.Record

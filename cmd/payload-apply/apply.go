@@ -125,9 +125,13 @@ func (o *applyOptions) Run(parent context.Context, s IOStreams) error {
 	if err != nil {
 		return err
 	}
-	// The record's name for the payload (a directory's is the digest of
-	// its files, read again) is made while connecting and planning.
-	image := startRecordImage(ctx, o.selection.source, o.opts.Payload)
+	// The record's name for the payload: a directory planned through the
+	// plan cache gets it from the cache's memo after planning (nothing
+	// read again); any other is made while connecting and planning.
+	var image func() (string, error)
+	if o.selection.source.Kind != sourceDirectory || o.opts.PlanCache == nil {
+		image = startRecordImage(ctx, o.selection.source, o.opts.Payload)
+	}
 	if _, err := checkReachable(cfg); err != nil {
 		return interruptedEarly(parent, err)
 	}
@@ -146,6 +150,11 @@ func (o *applyOptions) Run(parent context.Context, s IOStreams) error {
 	logPlan(ctx, sess.Plan)
 	printFindings(ctx, s, sess.Plan.Findings)
 
+	if image == nil {
+		image = func() (string, error) {
+			return recordImageOf(ctx, o.selection.source, o.opts.Payload, sess.Plan, o.opts.PlanCache)
+		}
+	}
 	img, err := image()
 	if err != nil {
 		return err
