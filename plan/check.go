@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"runtime"
+	"sync"
 
 	"github.com/payload-apply/payload-apply/lib/apicheck"
 	"github.com/payload-apply/payload-apply/lib/manifest"
@@ -17,15 +19,35 @@ import (
 // and every object's apiVersion, kind, name, namespace, labels and
 // annotations. It returns a finding per problem, at the object's file and
 // document, errors and warnings; cache (nil: none) shares compiled schemas
-// between calls. ctx ending stops it between objects.
+// between calls. ctx ending stops it between objects. The objects are
+// checked on every core (the Checker is safe for concurrent use); the
+// findings come in the objects' order.
 func CheckObjects(ctx context.Context, objs []*manifest.Manifest, cache *apicheck.Cache) ([]manifest.Finding, error) {
 	c := apicheck.NewChecker(objs, cache)
-	var out []manifest.Finding
-	for _, m := range objs {
-		if err := ctx.Err(); err != nil {
-			return nil, err
+	per := make([][]manifest.Finding, len(objs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(objs)) {
+		wg.Go(func() {
+			for i := range next {
+				per[i] = c.Findings(objs[i])
+			}
+		})
+	}
+	for i := range objs {
+		if ctx.Err() != nil {
+			break
 		}
-		out = append(out, c.Findings(m)...)
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var out []manifest.Finding
+	for _, f := range per {
+		out = append(out, f...)
 	}
 	return out, nil
 }

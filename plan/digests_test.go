@@ -161,3 +161,30 @@ func TestCheckFindingsCache(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCheckObjects: checking the real payload's default plan with
+// nothing compiled yet (a first apply's preflight); -cpu 1,2 compares one
+// core with two.
+func BenchmarkCheckObjects(b *testing.B) {
+	p, err := Build(context.Background(), Options{Payload: os.DirFS(realpayload.Dir(b)), Lean: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := CheckObjects(context.Background(), p.Objects, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDigests: hashing the real payload's default plan's objects
+// (versionHash and the findings' key).
+func BenchmarkDigests(b *testing.B) {
+	p, err := Build(context.Background(), Options{Payload: os.DirFS(realpayload.Dir(b)), Lean: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		_ = objectDigests(p)
+	}
+}
