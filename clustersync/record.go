@@ -244,11 +244,12 @@ func openRecord(ctx context.Context, c *Cluster, p *plan.Plan, caps *configv1.Cl
 // recordCRD returns the ClusterVersion CustomResourceDefinition of the plan,
 // else the payload's variant for the plan's feature set (the Default one
 // when none names it), else nil. A payload loaded for one selection only
-// (plan.Options.Lean) keeps just the metadata of what it excludes: such a
-// CRD has no spec and is passed over.
+// (plan.Options.Lean) keeps just the metadata of what it excludes, unless
+// told to keep it whole (Start keeps the record's CRD whole,
+// isRecordCRD): a CRD without spec is passed over.
 func recordCRD(p *plan.Plan) *manifest.Manifest {
 	isCRD := func(m *manifest.Manifest) bool {
-		if m.GVK.Group != "apiextensions.k8s.io" || m.GVK.Kind != "CustomResourceDefinition" || m.Obj.GetName() != recordCRDName || m.IsDelete() {
+		if !isRecordCRD(m) || m.IsDelete() {
 			return false
 		}
 		_, whole := m.Obj.Object["spec"]
@@ -280,6 +281,13 @@ func recordCRD(p *plan.Plan) *manifest.Manifest {
 		}
 	}
 	return fallback
+}
+
+// isRecordCRD reports whether m is a variant of the ClusterVersion
+// CustomResourceDefinition (the record's kind). Start keeps them whole in
+// a lean load (plan.Options.KeepWhole).
+func isRecordCRD(m *manifest.Manifest) bool {
+	return m.GVK.Group == "apiextensions.k8s.io" && m.GVK.Kind == "CustomResourceDefinition" && m.Obj.GetName() == recordCRDName
 }
 
 // embeddedRecordFile is the ClusterVersion CRD of the reference payload

@@ -12,6 +12,7 @@ import (
 
 	"github.com/payload-apply/payload-apply/internal/realpayload"
 	"github.com/payload-apply/payload-apply/lib/manifest"
+	"github.com/payload-apply/payload-apply/lib/plancache"
 	"github.com/payload-apply/payload-apply/lib/resourceapply"
 	"github.com/payload-apply/payload-apply/payload"
 	"github.com/payload-apply/payload-apply/plan"
@@ -206,13 +207,29 @@ func TestRecordCRDLean(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			crd := recordCRD(p)
-			if crd == nil {
-				// No whole variant: the built-in CRD serves (openRecord).
-				return
+			if crd := recordCRD(p); crd != nil {
+				if _, ok, _ := unstructured.NestedSlice(crd.Obj.Object, "spec", "versions"); !ok {
+					t.Errorf("%s: the record's CRD has no spec.versions: %v", crd.Position(), crd.Obj.Object)
+				}
 			}
-			if _, ok, _ := unstructured.NestedSlice(crd.Obj.Object, "spec", "versions"); !ok {
-				t.Errorf("%s: the record's CRD has no spec.versions: %v", crd.Position(), crd.Obj.Object)
+			// As Start loads it: the payload's own CRD, whole, parsed and
+			// from the plan cache.
+			store := &plancache.Store{Dir: t.TempDir()}
+			for _, warm := range []bool{false, true} {
+				p, err := plan.Build(t.Context(), plan.Options{Payload: fsys, Profile: profile, Lean: true, KeepWhole: isRecordCRD, PlanCache: store})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if warm != p.PlanCache.Hit {
+					t.Fatalf("plan cache hit %v, want %v", p.PlanCache.Hit, warm)
+				}
+				crd := recordCRD(p)
+				if crd == nil {
+					t.Fatalf("warm %v: no ClusterVersion CRD whole in a lean load keeping it whole", warm)
+				}
+				if _, ok, _ := unstructured.NestedSlice(crd.Obj.Object, "spec", "versions"); !ok {
+					t.Errorf("warm %v: %s: the record's CRD has no spec.versions", warm, crd.Position())
+				}
 			}
 		})
 	}

@@ -87,6 +87,11 @@ func NewSession(ctx context.Context, c *Cluster, opts StartOptions) (*Session, e
 			return nil, err
 		}
 	}
+	if popts.Lean && popts.KeepWhole == nil {
+		// The record needs the payload's ClusterVersion CRD whatever the
+		// selection (recordCRD).
+		popts.KeepWhole = isRecordCRD
+	}
 	p, err := plan.Build(ctx, popts)
 	if err != nil {
 		return nil, err

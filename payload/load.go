@@ -56,6 +56,10 @@ type LoadOptions struct {
 	// Select with any other selector, and WithProfile, fail. Nil: every
 	// object is kept whole.
 	Only *manifest.Selector
+	// KeepWhole, with Only, keeps whole the manifests it reports though
+	// Only excludes them (clustersync keeps the ClusterVersion CRD, which
+	// the record needs whatever the selection).
+	KeepWhole func(*manifest.Manifest) bool
 	// Limits bound each file, document and object (zero fields: see
 	// manifest.DefaultLimits). A file above Limits.MaxFileSize is not
 	// read.
@@ -111,9 +115,9 @@ func (o LoadOptions) stage(s LoadStage) {
 type ParseCache interface {
 	// Get returns what path parsed to, as manifest.Parse
 	// returned it, in objects of the caller's own (Load changes them).
-	// With only set, an object only excludes must come with its
+	// With keep set, an object keep does not report must come with its
 	// apiVersion, kind and metadata alone (what Load keeps of it).
-	Get(path string, only *manifest.Selector) ([]manifest.Manifest, bool)
+	Get(path string, keep func(*manifest.Manifest) bool) ([]manifest.Manifest, bool)
 	// Put records what path parsed to. ms is changed after Put returns:
 	// Put copies or encodes what it keeps.
 	Put(path string, ms []manifest.Manifest)
@@ -409,6 +413,7 @@ func (p *Payload) profile() string {
 // parsed through opts.Parsed. When ctx ends it parses no more files and
 // returns ctx's error.
 func parseFiles(ctx context.Context, files []*File, opts LoadOptions, templated map[string][]byte) []error {
+	keep := opts.keep()
 	parallelism := opts.Parallelism
 	if parallelism <= 0 {
 		parallelism = runtime.GOMAXPROCS(0)
@@ -428,7 +433,7 @@ func parseFiles(ctx context.Context, files []*File, opts LoadOptions, templated 
 				cached := opts.Parsed != nil && !isTemplate
 				hit := false
 				if cached {
-					files[i].Manifests, hit = opts.Parsed.Get(files[i].Path, opts.Only)
+					files[i].Manifests, hit = opts.Parsed.Get(files[i].Path, keep)
 				}
 				if !hit && files[i].deferred != nil {
 					files[i].Data, errs[i] = files[i].deferred()
@@ -443,9 +448,9 @@ func parseFiles(ctx context.Context, files []*File, opts LoadOptions, templated 
 				if !opts.KeepData {
 					files[i].Data = nil
 				}
-				if opts.Only != nil && !hit { // a hit comes stripped (ParseCache.Get)
+				if keep != nil && !hit { // a hit comes stripped (ParseCache.Get)
 					for j := range files[i].Manifests {
-						if m := &files[i].Manifests[j]; !opts.Only.Include(m).Included {
+						if m := &files[i].Manifests[j]; !keep(m) {
 							stripToMetadata(m)
 						}
 					}
@@ -465,6 +470,16 @@ func parseFiles(ctx context.Context, files []*File, opts LoadOptions, templated 
 		return []error{err}
 	}
 	return slices.DeleteFunc(errs, func(e error) bool { return e == nil })
+}
+
+// keep reports which manifests a load for one selection keeps whole: those
+// Only includes, and those KeepWhole reports; nil when every one is.
+func (o LoadOptions) keep() func(*manifest.Manifest) bool {
+	if o.Only == nil {
+		return nil
+	}
+	only, whole := o.Only, o.KeepWhole
+	return func(m *manifest.Manifest) bool { return only.Include(m).Included || whole != nil && whole(m) }
 }
 
 // stripToMetadata keeps of m's object only what selection reads.

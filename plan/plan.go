@@ -53,6 +53,9 @@ type Options struct {
 	// metadata, which about halves the memory a release payload takes. The
 	// Plan's Payload then serves no other selection. Ignored with Loaded.
 	Lean bool
+	// KeepWhole, with Lean, keeps whole the manifests it reports though
+	// the selection excludes them (payload.LoadOptions.KeepWhole).
+	KeepWhole func(*manifest.Manifest) bool
 	// Parsed, when set, keeps the payload's parsed files between runs (see
 	// payload.LoadOptions.Parsed): a cached release is not parsed again.
 	Parsed payload.ParseCache
@@ -355,7 +358,7 @@ func resolve(ctx context.Context, opts Options) (*resolved, error) {
 			// errors come in their usual order.
 			if rel, err := payload.ReadRelease(fsys); err == nil {
 				if _, sel, err := selector(opts, chain, gateProfile, rel); err == nil {
-					lopts.Only = sel
+					lopts.Only, lopts.KeepWhole = sel, opts.KeepWhole
 				}
 			}
 		}

@@ -75,6 +75,10 @@ func (o *applyOptions) Complete(ctx context.Context, args []string, s IOStreams)
 	}
 	var err error
 	o.opts, err = o.selection.complete(ctx, args)
+	// One selection (the cluster's profile and capabilities are known
+	// before loading): load only what it includes whole (and the
+	// ClusterVersion CRD the record needs, clustersync.Start).
+	o.opts.Lean = true
 	return err
 }
 

@@ -254,6 +254,8 @@ func (o *diffOptions) runLive(ctx context.Context, s IOStreams) error {
 		Connect: clustersync.ConnectOptions{Strict: true, Sink: warningPrinter{s.ErrOut}, Secrets: secretsOf(ctx)},
 		Plan:    o.a,
 	}
+	// One selection against the cluster: load only what it includes whole.
+	start.Plan.Lean = true
 	if o.selection.payload == "" {
 		start.Payload = payloadOfRecord(s.ErrOut, &o.selection.registry)
 	}

@@ -133,17 +133,13 @@ func readStringMax(path string, max int64) (string, error) {
 	return b.String(), nil
 }
 
-// Get implements payload.ParseCache: objects only excludes are decoded
+// Get implements payload.ParseCache: objects keep does not report are decoded
 // no further than their metadata.
-func (p *Parsed) Get(path string, only *manifest.Selector) ([]manifest.Manifest, bool) {
+func (p *Parsed) Get(path string, keep func(*manifest.Manifest) bool) ([]manifest.Manifest, bool) {
 	p.loadOnce.Do(p.load)
 	form, ok := p.index[path]
 	if !ok {
 		return nil, false
-	}
-	var keep func(*manifest.Manifest) bool
-	if only != nil {
-		keep = func(m *manifest.Manifest) bool { return only.Include(m).Included }
 	}
 	ms, err := manifest.DecodeParsed(form, manifest.Limits{}, keep)
 	if err != nil {

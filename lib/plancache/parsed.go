@@ -97,17 +97,13 @@ func (p *Parsed) Hit() bool { return len(p.index) > 0 }
 // Len is the number of files the entry holds.
 func (p *Parsed) Len() int { return len(p.index) }
 
-// Get implements payload.ParseCache: objects only excludes are decoded no
+// Get implements payload.ParseCache: objects keep does not report are decoded no
 // further than their metadata. A form that does not decode is a miss (the
 // file is then read and parsed, and Save replaces the entry).
-func (p *Parsed) Get(path string, only *manifest.Selector) ([]manifest.Manifest, bool) {
+func (p *Parsed) Get(path string, keep func(*manifest.Manifest) bool) ([]manifest.Manifest, bool) {
 	form, ok := p.index[path]
 	if !ok {
 		return nil, false
-	}
-	var keep func(*manifest.Manifest) bool
-	if only != nil {
-		keep = func(m *manifest.Manifest) bool { return only.Include(m).Included }
 	}
 	ms, err := manifest.DecodeParsed(form, p.limits, keep)
 	if err != nil {
