@@ -25,9 +25,10 @@
 //     -noops applies of the same payload again, which change nothing (the
 //     parse from the plan cache the first filled); with
 //     -base-bin, another build of the command (an older one, say) applies
-//     again too, alternately with this one on the same server. Times and
-//     request counts (from the summary of -o json) are reported per kind
-//     of run, with the ratio of first apply to no-op apply.
+//     again too, alternately with this one on the same server. Times,
+//     request counts (from the summary of -o json) and the command's CPU
+//     time (user and system) are reported per kind of run, with the ratio
+//     of first apply to no-op apply.
 //
 // Each run gets a new etcd and kube-apiserver (test/apiserver), so every
 // run starts from an empty cluster. The contenders run alternately, round
@@ -117,12 +118,14 @@ type bench struct {
 	reapply map[string][]run1
 }
 
-// run1 is one run of the command: how long, its requests by verb, and
-// its peak resident memory (the kernel's maximum RSS of the process).
+// run1 is one run of the command: how long, its requests by verb, its
+// peak resident memory (the kernel's maximum RSS of the process) and the
+// CPU time it used (user and system).
 type run1 struct {
 	d        time.Duration
 	requests map[string]int64
 	rssKiB   int64
+	cpu      time.Duration
 }
 
 func run(payloadDir string, rounds int, contenders []string, parallelism, noops int, baseBin string, etcdQuota int64) error {
@@ -273,7 +276,8 @@ func (b *bench) timedCLI(ctx context.Context, s *apiserver.Server, bin, cache st
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		rss = ru.Maxrss // KiB on Linux
 	}
-	return run1{d: d, requests: req, rssKiB: rss}, nil
+	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	return run1{d: d, requests: req, rssKiB: rss, cpu: cpu}, nil
 }
 
 // writes counts the writes among requests by verb.
@@ -297,9 +301,10 @@ func (b *bench) reportReapply() {
 		}
 		ds := make([]time.Duration, len(runs))
 		rss := make([]time.Duration, len(runs)) // KiB, as durations for benchstat.Median
+		cpu := make([]time.Duration, len(runs))
 		var total int64
 		for i, r := range runs {
-			ds[i], rss[i] = r.d, time.Duration(r.rssKiB)
+			ds[i], rss[i], cpu[i] = r.d, time.Duration(r.rssKiB), r.cpu
 			for _, n := range r.requests {
 				total += n
 			}
@@ -311,6 +316,14 @@ func (b *bench) reportReapply() {
 		fmt.Printf("| reapply: %s per object (%d objects) | %.2f ms | peak RSS %.1f MiB median, %.1f KiB per object; %.3f requests per object |\n",
 			kind, objects, benchstat.Median(ds).Seconds()*1000/float64(objects), float64(benchstat.Median(rss))/1024,
 			float64(benchstat.Median(rss))/float64(objects), float64(total)/float64(len(runs))/float64(objects))
+		fmt.Printf("| reapply: %s, client CPU (user+system) | %.3f s | %s |\n", kind, benchstat.Median(cpu).Seconds(), benchstat.Seconds(cpu))
+	}
+	medCPU := func(kind string) float64 {
+		var ds []time.Duration
+		for _, r := range b.reapply[kind] {
+			ds = append(ds, r.cpu)
+		}
+		return benchstat.Median(ds).Seconds()
 	}
 	med := func(kind string) float64 {
 		var ds []time.Duration
@@ -325,6 +338,7 @@ func (b *bench) reportReapply() {
 	if len(b.reapply["noop-base"]) > 0 {
 		fmt.Printf("| first / noop-base | %.2f | |\n", med("first")/med("noop-base"))
 		fmt.Printf("| noop-base / noop | %.2f | |\n", med("noop-base")/med("noop"))
+		fmt.Printf("| noop-base / noop, client CPU | %.2f | |\n", medCPU("noop-base")/medCPU("noop"))
 	}
 }
 
