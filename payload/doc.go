@@ -20,6 +20,6 @@
 // go-containerregistry, and does no logging. It may import lib/manifest,
 // apimachinery, openshift/api and library-go.
 //
-// May import: lib/manifest, lib/safefs, profiles.
+// May import: lib/manifest, lib/parallel, lib/safefs, profiles.
 // Cluster I/O: none.
 package payload

@@ -8,11 +8,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"runtime"
 	"slices"
 	"sync"
 
 	"github.com/payload-apply/payload-apply/lib/manifest"
+	"github.com/payload-apply/payload-apply/lib/parallel"
 )
 
 // Fingerprint says what a payload holds, file by file: the SHA-256 of each
@@ -107,25 +107,11 @@ func FingerprintOf(ctx context.Context, fsys fs.FS, opts LoadOptions) (*Fingerpr
 	sums := make([][32]byte, len(names))
 	read := make([]int64, len(names))
 	errs := make([]error, len(names))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < min(runtime.GOMAXPROCS(0), len(names)); w++ {
-		wg.Go(func() {
-			buf := make([]byte, 64<<10)
-			for i := range next {
-				sums[i], read[i], errs[i] = r.hashFile(names[i], sizes[i], links[i], buf)
-			}
-		})
-	}
-	for i := range names {
-		if ctx.Err() != nil { // Ctrl-C: stop between files
-			break
-		}
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
+	err := parallel.Each(ctx, len(names), 0, func() func(int) {
+		buf := make([]byte, 64<<10)
+		return func(i int) { sums[i], read[i], errs[i] = r.hashFile(names[i], sizes[i], links[i], buf) }
+	})
+	if err != nil {
 		return nil, err
 	}
 	for i, name := range names {

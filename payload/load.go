@@ -7,15 +7,14 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 
 	imagev1 "github.com/openshift/api/image/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/payload-apply/payload-apply/lib/manifest"
+	"github.com/payload-apply/payload-apply/lib/parallel"
 	"github.com/payload-apply/payload-apply/lib/safefs"
 	"github.com/payload-apply/payload-apply/profiles"
 )
@@ -414,59 +413,39 @@ func (p *Payload) profile() string {
 // returns ctx's error.
 func parseFiles(ctx context.Context, files []*File, opts LoadOptions, templated map[string][]byte) []error {
 	keep := opts.keep()
-	parallelism := opts.Parallelism
-	if parallelism <= 0 {
-		parallelism = runtime.GOMAXPROCS(0)
-	}
 	errs := make([]error, len(files))
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for w := 0; w < min(parallelism, len(files)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				if ctx.Err() != nil {
-					continue
-				}
-				_, isTemplate := templated[files[i].Path]
-				cached := opts.Parsed != nil && !isTemplate
-				hit := false
-				if cached {
-					files[i].Manifests, hit = opts.Parsed.Get(files[i].Path, keep)
-				}
-				if !hit && files[i].deferred != nil {
-					files[i].Data, errs[i] = files[i].deferred()
-				}
-				files[i].deferred = nil
-				if !hit && errs[i] == nil {
-					files[i].Manifests, errs[i] = manifest.Parse(files[i].Path, files[i].Data, manifest.ParseOptions{Limits: opts.Limits})
-					if cached && errs[i] == nil {
-						opts.Parsed.Put(files[i].Path, files[i].Manifests)
-					}
-				}
-				if !opts.KeepData {
-					files[i].Data = nil
-				}
-				if keep != nil && !hit { // a hit comes stripped (ParseCache.Get)
-					for j := range files[i].Manifests {
-						if m := &files[i].Manifests[j]; !keep(m) {
-							stripToMetadata(m)
-						}
-					}
+	parse := func(i int) {
+		if ctx.Err() != nil {
+			return
+		}
+		_, isTemplate := templated[files[i].Path]
+		cached := opts.Parsed != nil && !isTemplate
+		hit := false
+		if cached {
+			files[i].Manifests, hit = opts.Parsed.Get(files[i].Path, keep)
+		}
+		if !hit && files[i].deferred != nil {
+			files[i].Data, errs[i] = files[i].deferred()
+		}
+		files[i].deferred = nil
+		if !hit && errs[i] == nil {
+			files[i].Manifests, errs[i] = manifest.Parse(files[i].Path, files[i].Data, manifest.ParseOptions{Limits: opts.Limits})
+			if cached && errs[i] == nil {
+				opts.Parsed.Put(files[i].Path, files[i].Manifests)
+			}
+		}
+		if !opts.KeepData {
+			files[i].Data = nil
+		}
+		if keep != nil && !hit { // a hit comes stripped (ParseCache.Get)
+			for j := range files[i].Manifests {
+				if m := &files[i].Manifests[j]; !keep(m) {
+					stripToMetadata(m)
 				}
 			}
-		}()
-	}
-	for i := range files {
-		if ctx.Err() != nil {
-			break
 		}
-		next <- i
 	}
-	close(next)
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
+	if err := parallel.Each(ctx, len(files), opts.Parallelism, func() func(int) { return parse }); err != nil {
 		return []error{err}
 	}
 	return slices.DeleteFunc(errs, func(e error) bool { return e == nil })

@@ -5,11 +5,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"runtime"
-	"sync"
 
 	"github.com/payload-apply/payload-apply/lib/apicheck"
 	"github.com/payload-apply/payload-apply/lib/manifest"
+	"github.com/payload-apply/payload-apply/lib/parallel"
 	"github.com/payload-apply/payload-apply/lib/plancache"
 )
 
@@ -25,24 +24,10 @@ import (
 func CheckObjects(ctx context.Context, objs []*manifest.Manifest, cache *apicheck.Cache) ([]manifest.Finding, error) {
 	c := apicheck.NewChecker(objs, cache)
 	per := make([][]manifest.Finding, len(objs))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(objs)) {
-		wg.Go(func() {
-			for i := range next {
-				per[i] = c.Findings(objs[i])
-			}
-		})
-	}
-	for i := range objs {
-		if ctx.Err() != nil {
-			break
-		}
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
+	err := parallel.Each(ctx, len(objs), 0, func() func(int) {
+		return func(i int) { per[i] = c.Findings(objs[i]) }
+	})
+	if err != nil {
 		return nil, err
 	}
 	var out []manifest.Finding

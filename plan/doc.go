@@ -17,7 +17,7 @@
 // builds and each object's YAML are made once. A single render loads only
 // what its selection includes whole (Options.Lean).
 //
-// May import: components/..., lib/apicheck, lib/component, lib/diff, lib/image, lib/jsonenc,
+// May import: components/..., lib/apicheck, lib/component, lib/diff, lib/image, lib/jsonenc, lib/parallel,
 // lib/manifest, lib/overlay, lib/plancache, lib/safefs, overlays, payload, profiles.
 // Cluster I/O: none.
 package plan
