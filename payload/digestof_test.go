@@ -4,6 +4,7 @@ import (
 	"context"
 	"io/fs"
 	"strings"
+	"sync"
 	"testing"
 	"testing/fstest"
 )
@@ -25,14 +26,18 @@ func (m *mapMemo) Store(key [32]byte, d string) {
 	m.m[key] = d
 }
 
-// countingFS counts the files opened.
+// countingFS counts the files opened (by the fingerprint's workers at
+// once, too).
 type countingFS struct {
 	fstest.MapFS
+	mu     sync.Mutex
 	opened map[string]int
 }
 
 func (c *countingFS) Open(name string) (fs.File, error) {
+	c.mu.Lock()
 	c.opened[name]++
+	c.mu.Unlock()
 	return c.MapFS.Open(name)
 }
 
