@@ -66,9 +66,18 @@ type ConnectOptions struct {
 // Connect makes a Cluster of cfg (which it copies) and asks the server its
 // version (GET /version), the run's first request, so that a certificate
 // that cannot be verified or credentials that are refused give one clear
-// error before anything starts (see ConnectOptions.Strict).
+// error before anything starts (see ConnectOptions.Strict). Answers of a
+// server on this machine (localhost, a loopback address) are not
+// compressed.
 func Connect(ctx context.Context, cfg *rest.Config, opts ConnectOptions) (*Cluster, error) {
 	cfg = rest.CopyConfig(cfg)
+	if loopback(cfg.Host) {
+		// gzip over loopback costs both ends CPU and saves nothing: an API
+		// server on this machine (a bootstrap node's, a test's) shares the
+		// cores with us. A kubeconfig's disable-compression: true turns
+		// it off for any server, as for kubectl.
+		cfg.DisableCompression = true
+	}
 	if opts.Secrets != nil {
 		AddCredentials(opts.Secrets, cfg)
 	}

@@ -2,7 +2,10 @@ package clustersync
 
 import (
 	"fmt"
+	"net"
+	"net/url"
 	"os"
+	"strings"
 
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -78,4 +81,22 @@ func checkCredentialFiles(cc clientcmd.ClientConfig, o *clientcmd.ConfigOverride
 		}
 	}
 	return nil
+}
+
+// loopback reports whether host (a rest.Config's Host: a URL, or
+// host:port) names this machine: localhost or a loopback address.
+func loopback(host string) bool {
+	if !strings.Contains(host, "://") {
+		host = "https://" + host
+	}
+	u, err := url.Parse(host)
+	if err != nil {
+		return false
+	}
+	name := u.Hostname()
+	if name == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(name)
+	return ip != nil && ip.IsLoopback()
 }

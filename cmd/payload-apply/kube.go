@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -136,34 +135,9 @@ func (k *kubeFlags) restConfig(ctx context.Context, s IOStreams) (*rest.Config, 
 			cfg.Host, k.insecureSource(cc))
 	}
 	cfg.QPS, cfg.Burst = clientQPS, clientBurst
-	if loopback(cfg.Host) {
-		// gzip over loopback costs both ends CPU and saves nothing: an API
-		// server on this machine (a bootstrap node's, a test's) shares the
-		// cores with us. A kubeconfig's disable-compression: true turns
-		// it off for any server, as for kubectl.
-		cfg.DisableCompression = true
-	}
 	cfg.UserAgent = "payload-apply/" + version()
 	setHTTP2HealthCheck(cfg.Timeout, os.Getenv, os.Setenv)
 	return cfg, nil
-}
-
-// loopback reports whether host (a rest.Config's Host: a URL, or
-// host:port) names this machine: localhost or a loopback address.
-func loopback(host string) bool {
-	if !strings.Contains(host, "://") {
-		host = "https://" + host
-	}
-	u, err := url.Parse(host)
-	if err != nil {
-		return false
-	}
-	name := u.Hostname()
-	if name == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(name)
-	return ip != nil && ip.IsLoopback()
 }
 
 // insecureSource says what turned TLS verification off: the flag or the

@@ -411,7 +411,6 @@ func (b *bench) runCLI(ctx context.Context, s *apiserver.Server, order string) e
 func (b *bench) runEngine(ctx context.Context, s *apiserver.Server) error {
 	cfg := s.RESTConfig()
 	cfg.QPS, cfg.Burst = cliQPS, cliBurst
-	cfg.DisableCompression = true // as the command does over loopback
 	c, err := clustersync.Connect(ctx, cfg, clustersync.ConnectOptions{})
 	if err != nil {
 		return err

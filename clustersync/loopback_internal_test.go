@@ -1,8 +1,8 @@
-package main
+package clustersync
 
 import "testing"
 
-// TestLoopback: which servers get uncompressed answers.
+// TestLoopback: which servers Connect asks for uncompressed answers.
 func TestLoopback(t *testing.T) {
 	for host, want := range map[string]bool{
 		"https://127.0.0.1:6443":        true,
