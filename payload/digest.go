@@ -26,51 +26,77 @@ func Digest(ctx context.Context, fsys fs.FS) (string, error) {
 func digest(ctx context.Context, fsys fs.FS, each func(name string, data []byte)) (string, error) {
 	r := newReader(ctx, fsys, LoadOptions{})
 	h := sha256.New()
-	files := 0
 	var buf []byte // one buffer for every file, as large as the largest
+	files, err := r.eachDigestFile(func(name string, link bool) error {
+		data, err := r.readInto(name, link, buf)
+		if err != nil {
+			return err
+		}
+		buf = data[:cap(data)]
+		if each != nil {
+			each(name, data)
+		}
+		if r.total += int64(len(data)); r.total > r.maxTotal {
+			return fileError(name, fmt.Errorf("payload larger than %d bytes", r.maxTotal))
+		}
+		fmt.Fprintf(h, "%s\n%d\n", name, len(data))
+		h.Write(data)
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	if files == 0 {
+		return "", errors.New("payload: no files in manifests/ or release-manifests/")
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// eachDigestFile calls fn with every file Digest reads (each file of
+// manifests/ and release-manifests/, in name order; link when it is a
+// symbolic link), at most maxFiles, and returns how many; ctx ending stops
+// it between files.
+func (r *reader) eachDigestFile(fn func(name string, link bool) error) (int, error) {
+	files := 0
 	for _, dir := range []string{ManifestDir, ReleaseManifestDir} {
-		entries, err := fs.ReadDir(fsys, dir)
+		entries, err := fs.ReadDir(r.fsys, dir)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			return "", fileError(dir, err)
+			return files, fileError(dir, err)
 		}
 		for _, e := range entries {
 			if e.IsDir() {
 				continue
 			}
 			if files++; files > r.maxFiles {
-				return "", fileError(dir, fmt.Errorf("more than %d files", r.maxFiles))
+				return files, fileError(dir, fmt.Errorf("more than %d files", r.maxFiles))
 			}
-			if err := ctx.Err(); err != nil { // Ctrl-C: stop between files
-				return "", err
+			if err := r.ctx.Err(); err != nil { // Ctrl-C: stop between files
+				return files, err
 			}
-			name := dir + "/" + e.Name()
-			if e.Type()&fs.ModeSymlink != 0 {
-				if err := r.checkLinks(name); err != nil {
-					return "", err
-				}
+			if err := fn(dir+"/"+e.Name(), e.Type()&fs.ModeSymlink != 0); err != nil {
+				return files, err
 			}
-			data, err := manifest.ReadFileInto(r.fsys, name, r.limits.MaxFileSize, buf)
-			if err != nil {
-				return "", fileError(name, err)
-			}
-			buf = data[:cap(data)]
-			if each != nil {
-				each(name, data)
-			}
-			if r.total += int64(len(data)); r.total > r.maxTotal {
-				return "", fileError(name, fmt.Errorf("payload larger than %d bytes", r.maxTotal))
-			}
-			fmt.Fprintf(h, "%s\n%d\n", name, len(data))
-			h.Write(data)
 		}
 	}
-	if files == 0 {
-		return "", errors.New("payload: no files in manifests/ or release-manifests/")
+	return files, nil
+}
+
+// readInto reads name into buf's memory when it holds the file, within
+// the file size limit, checking a symbolic link first.
+func (r *reader) readInto(name string, link bool, buf []byte) ([]byte, error) {
+	if link {
+		if err := r.checkLinks(name); err != nil {
+			return nil, err
+		}
 	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+	data, err := manifest.ReadFileInto(r.fsys, name, r.limits.MaxFileSize, buf)
+	if err != nil {
+		return nil, fileError(name, err)
+	}
+	return data, nil
 }
 
 // DigestMemo keeps digests (lib/plancache's store does, for commands):
@@ -120,43 +146,23 @@ func digestKey(ctx context.Context, fsys fs.FS, fp *Fingerprint) ([32]byte, map[
 	h.Write([]byte("payload-apply digest memo v1\n"))
 	sums := map[string][32]byte{}
 	var buf []byte
-	for _, dir := range []string{ManifestDir, ReleaseManifestDir} {
-		entries, err := fs.ReadDir(fsys, dir)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
+	_, err := r.eachDigestFile(func(name string, link bool) error {
+		sum, ok := fp.Files[name]
+		if !ok {
+			// Not a file Load reads (a README, say): hashed here.
+			data, err := r.readInto(name, link, buf)
+			if err != nil {
+				return err
+			}
+			buf = data[:cap(data)]
+			sum = sha256.Sum256(data)
 		}
-		if err != nil {
-			return [32]byte{}, nil, err
-		}
-		for _, e := range entries {
-			if e.IsDir() {
-				continue
-			}
-			if len(sums) >= r.maxFiles {
-				return [32]byte{}, nil, fmt.Errorf("more than %d files", r.maxFiles)
-			}
-			if err := ctx.Err(); err != nil {
-				return [32]byte{}, nil, err
-			}
-			name := dir + "/" + e.Name()
-			sum, ok := fp.Files[name]
-			if !ok {
-				// Not a file Load reads (a README, say): hashed here.
-				if e.Type()&fs.ModeSymlink != 0 {
-					if err := r.checkLinks(name); err != nil {
-						return [32]byte{}, nil, err
-					}
-				}
-				data, err := manifest.ReadFileInto(r.fsys, name, r.limits.MaxFileSize, buf)
-				if err != nil {
-					return [32]byte{}, nil, err
-				}
-				buf = data[:cap(data)]
-				sum = sha256.Sum256(data)
-			}
-			sums[name] = sum
-			fmt.Fprintf(h, "%s\x00%x\n", name, sum)
-		}
+		sums[name] = sum
+		fmt.Fprintf(h, "%s\x00%x\n", name, sum)
+		return nil
+	})
+	if err != nil {
+		return [32]byte{}, nil, err
 	}
 	var key [32]byte
 	h.Sum(key[:0])
