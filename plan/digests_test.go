@@ -14,6 +14,7 @@ import (
 	"github.com/payload-apply/payload-apply/internal/realpayload"
 	"github.com/payload-apply/payload-apply/lib/manifest"
 	"github.com/payload-apply/payload-apply/lib/plancache"
+	"github.com/payload-apply/payload-apply/payload"
 )
 
 // realPlan plans the real payload's default selection.
@@ -186,5 +187,37 @@ func BenchmarkDigests(b *testing.B) {
 	}
 	for b.Loop() {
 		_ = objectDigests(p)
+	}
+}
+
+// TestPayloadDigest: the payload's digest through the plan is
+// payload.Digest's, with the plan cache or without; with it, stored once.
+func TestPayloadDigest(t *testing.T) {
+	ctx := context.Background()
+	fsys := os.DirFS(realpayload.Dir(t))
+	want, err := payload.Digest(ctx, fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := realPlan(t, nil).PayloadDigest(ctx, fsys); err != nil || got != want {
+		t.Fatalf("without a plan cache: %q, %v; want %q", got, err, want)
+	}
+	dir := t.TempDir()
+	store := &plancache.Store{Dir: dir}
+	entries := func() int {
+		es, _ := os.ReadDir(dir)
+		return len(es)
+	}
+	var counts []int
+	for range 2 {
+		p := realPlan(t, store)
+		before := entries()
+		if got, err := p.PayloadDigest(ctx, fsys); err != nil || got != want {
+			t.Fatalf("with the plan cache: %q, %v; want %q", got, err, want)
+		}
+		counts = append(counts, entries()-before)
+	}
+	if counts[0] != 1 || counts[1] != 0 {
+		t.Fatalf("entries added by the digest: %v, want [1 0] (stored once, then read)", counts)
 	}
 }

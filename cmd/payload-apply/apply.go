@@ -156,7 +156,7 @@ func (o *applyOptions) Run(parent context.Context, s IOStreams) error {
 
 	if image == nil {
 		image = func() (string, error) {
-			return recordImageOf(ctx, o.selection.source, o.opts.Payload, sess.Plan, o.opts.PlanCache)
+			return recordImageOf(ctx, o.selection.source, o.opts.Payload, sess.Plan)
 		}
 	}
 	img, err := image()

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"io/fs"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/payload-apply/payload-apply/clustersync"
 	"github.com/payload-apply/payload-apply/lib/clusterversion"
-	"github.com/payload-apply/payload-apply/lib/plancache"
 	"github.com/payload-apply/payload-apply/lib/signature"
 	"github.com/payload-apply/payload-apply/payload"
 	"github.com/payload-apply/payload-apply/plan"
@@ -69,49 +67,23 @@ func recordImage(ctx context.Context, src payloadSource, fsys fs.FS) (string, er
 	return abs + "@" + d, nil
 }
 
-// recordImageOf is recordImage for a payload directory p was planned from
-// through the plan cache: its digest comes from the cache's memo of the
-// files the plan's fingerprint hashed (payload.DigestOf), so that a
-// command over an unchanged payload does not read it all again; other
-// payloads as recordImage names them.
-func recordImageOf(ctx context.Context, src payloadSource, fsys fs.FS, p *plan.Plan, store *plancache.Store) (string, error) {
-	if src.Kind != sourceDirectory || store == nil || p.PlanCache == nil || p.PlanCache.Content == nil {
+// recordImageOf is recordImage for the payload p was planned from: a
+// directory's digest comes from the plan (Plan.PayloadDigest: remembered
+// with the plan cache, nothing read again); other payloads as recordImage
+// names them.
+func recordImageOf(ctx context.Context, src payloadSource, fsys fs.FS, p *plan.Plan) (string, error) {
+	if src.Kind != sourceDirectory {
 		return recordImage(ctx, src, fsys)
 	}
 	abs, err := filepath.Abs(src.Spec)
 	if err != nil {
 		return "", err
 	}
-	d, err := payload.DigestOf(ctx, fsys, p.PlanCache.Content, digestMemo{store})
+	d, err := p.PayloadDigest(ctx, fsys)
 	if err != nil {
 		return "", err
 	}
 	return abs + "@" + d, nil
-}
-
-// digestMemo keeps payload digests in the plan cache's store.
-type digestMemo struct{ s *plancache.Store }
-
-// digestMemoFormat changes when what a digest entry holds changes meaning.
-const digestMemoFormat = "payload-apply plan cache: payload digest v1"
-
-func (m digestMemo) Load(key [32]byte) (string, bool) {
-	body, err := m.s.Get(plancache.NewKey(digestMemoFormat, hex.EncodeToString(key[:])))
-	if err != nil || body == nil {
-		return "", false
-	}
-	d := string(body)
-	if !strings.HasPrefix(d, "sha256:") || len(d) != len("sha256:")+64 {
-		return "", false
-	}
-	if _, err := hex.DecodeString(d[len("sha256:"):]); err != nil {
-		return "", false
-	}
-	return d, true
-}
-
-func (m digestMemo) Store(key [32]byte, digest string) {
-	_ = m.s.Put(plancache.NewKey(digestMemoFormat, hex.EncodeToString(key[:])), []byte(digest))
 }
 
 // startRecordImage starts recordImage in the background and returns a
