@@ -33,8 +33,10 @@ func (a *applier) runStep(ctx context.Context, t *payload.Task) error {
 	}
 	_, done := a.track(t, "running")
 	defer done()
-	opts := resourceapply.DefaultStepOptions()
-	opts.DryRun = a.opts.DryRun
+	// A step retries its transient failures within the run's retry
+	// window, as its objects' requests do: a step in flight when the
+	// server goes away must not keep the apply alive past the window.
+	opts := resourceapply.StepOptions{DryRun: a.opts.DryRun, Retry: a.opts.Retry}
 	res, err := a.mgr.RunStep(ctx, step, opts)
 	a.setChange(t, resourceapply.Change{Action: res.Action, Message: res.Message(), DryRun: res.DryRun})
 	if err != nil {
