@@ -79,8 +79,8 @@ type ApplyOptions struct {
 	SkipChecks bool
 	// RetryTimeout is how long the transient failures of one request
 	// (connection refused, 5xx, 429, timeouts) are retried before the
-	// object fails as ServerUnavailable or Timeout; zero: resourceapply's
-	// default, two minutes.
+	// object fails as ServerUnavailable or Timeout; zero: the Cluster's
+	// (ConnectOptions.RetryTimeout), by default two minutes.
 	RetryTimeout time.Duration
 }
 
@@ -297,6 +297,7 @@ func run(ctx context.Context, c *Cluster, p *plan.Plan, opts ApplyOptions, st ru
 		StepTasks: g.StepCount(), Order: st.mode.order, State: st.mode.state, Release: st.mode.release(p, opts.Release)}
 	applyOpts := resourceapply.DefaultApplyOptions()
 	applyOpts.DryRun = opts.DryRun
+	applyOpts.Retry = c.RetryOptions()
 	if opts.RetryTimeout > 0 {
 		applyOpts.Retry.Timeout = opts.RetryTimeout
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -32,11 +33,23 @@ type Cluster struct {
 	Requests *requests.Counter
 
 	warnings *warnings
+	// retry bounds the retries of the Cluster's own requests
+	// (ConnectOptions.RetryTimeout).
+	retry resourceapply.RetryOptions
 	// dyn is a dynamic client of Config for what the Manager does not do
 	// (the record), made once.
 	dynOnce sync.Once
 	dyn     dynamic.Interface
 	dynErr  error
+}
+
+// RetryOptions are how the Cluster's own requests retry their transient
+// failures (ConnectOptions.RetryTimeout).
+func (c *Cluster) RetryOptions() resourceapply.RetryOptions {
+	if c.retry.Timeout > 0 {
+		return c.retry
+	}
+	return resourceapply.DefaultRetryOptions()
 }
 
 // dynamic returns a dynamic client of the Cluster's Config.
@@ -61,6 +74,12 @@ type ConnectOptions struct {
 	Secrets *redact.Values
 	// Manager are the options of the Manager.
 	Manager resourceapply.Options
+	// RetryTimeout is how long the transient failures of the Cluster's own
+	// requests (reading the profile, the record, the ClusterOperators;
+	// writing the record) are retried; an apply's objects and steps take
+	// ApplyOptions.RetryTimeout, which defaults to it. Zero:
+	// resourceapply's default, two minutes.
+	RetryTimeout time.Duration
 }
 
 // Connect makes a Cluster of cfg (which it copies) and asks the server its
@@ -83,7 +102,10 @@ func Connect(ctx context.Context, cfg *rest.Config, opts ConnectOptions) (*Clust
 	}
 	w := &warnings{seen: map[warningKey]bool{}, sink: newSerial(opts.Sink)}
 	cfg.WarningHandler, cfg.WarningHandlerWithContext = nil, w
-	c := &Cluster{Config: cfg, Requests: &requests.Counter{}, warnings: w}
+	c := &Cluster{Config: cfg, Requests: &requests.Counter{}, warnings: w, retry: resourceapply.DefaultRetryOptions()}
+	if opts.RetryTimeout > 0 {
+		c.retry.Timeout = opts.RetryTimeout
+	}
 	c.Requests.Wrap(cfg)
 	mgr, err := resourceapply.NewManager(cfg, opts.Manager)
 	if err != nil {
@@ -164,7 +186,7 @@ func (w *warnings) HandleWarningHeaderWithContext(ctx context.Context, code int,
 // openshift-config/cluster-profile ConfigMap (its "profile" key names the
 // profile), nil when there is none.
 func (c *Cluster) ClusterProfile(ctx context.Context) (map[string]string, error) {
-	cm, err := c.Manager.Get(ctx, schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, profiles.ConfigMapNamespace, profiles.ConfigMapName, resourceapply.DefaultRetryOptions())
+	cm, err := c.Manager.Get(ctx, schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, profiles.ConfigMapNamespace, profiles.ConfigMapName, c.RetryOptions())
 	if err != nil || cm == nil {
 		return nil, err
 	}

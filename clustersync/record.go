@@ -47,7 +47,7 @@ func ReadRecord(ctx context.Context, c *Cluster) (*configv1.ClusterVersion, erro
 
 // readRecord also says whether the cluster serves ClusterVersion.
 func readRecord(ctx context.Context, c *Cluster) (cv *configv1.ClusterVersion, served bool, err error) {
-	u, err := c.Manager.Get(ctx, clusterVersionGVK, "", RecordName, resourceapply.DefaultRetryOptions())
+	u, err := c.Manager.Get(ctx, clusterVersionGVK, "", RecordName, c.RetryOptions())
 	switch {
 	case resourceapply.IsResourceTypeMissing(err):
 		return nil, false, nil
@@ -182,7 +182,7 @@ func openRecord(ctx context.Context, c *Cluster, p *plan.Plan, caps *configv1.Cl
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)
 	}
-	w := &recordWriter{ri: dc.Resource(clusterVersionGVR)}
+	w := &recordWriter{ri: dc.Resource(clusterVersionGVR), retry: c.RetryOptions()}
 	cv, served, err := readRecord(ctx, c)
 	if err != nil {
 		return nil, err
@@ -219,7 +219,7 @@ func openRecord(ctx context.Context, c *Cluster, p *plan.Plan, caps *configv1.Cl
 		var out *unstructured.Unstructured
 		// Created by server-side apply: kube-apiserver holds a POST of a
 		// custom resource whose CRD was established less than 2 s ago.
-		err = resourceapply.Retry(ctx, resourceapply.DefaultRetryOptions(), func() error {
+		err = resourceapply.Retry(ctx, w.retryOptions(), func() error {
 			var err error
 			if out, err = w.ri.Get(ctx, RecordName, metav1.GetOptions{}); err == nil {
 				// Made meanwhile: keep it.
@@ -418,7 +418,7 @@ func (w *recordWriter) setDesiredUpdate(ctx context.Context, u configv1.Update) 
 		return err
 	}
 	var out *unstructured.Unstructured
-	err = resourceapply.Retry(ctx, resourceapply.DefaultRetryOptions(), func() error {
+	err = resourceapply.Retry(ctx, w.retryOptions(), func() error {
 		var err error
 		out, err = w.ri.Patch(ctx, RecordName, "application/merge-patch+json", patch, metav1.PatchOptions{FieldManager: resourceapply.DefaultFieldManager})
 		return err

@@ -223,7 +223,7 @@ func configMapData(ctx context.Context, c *Cluster, ns, name string) (map[string
 		return nil, err
 	}
 	var u *unstructured.Unstructured
-	err = resourceapply.Retry(ctx, resourceapply.DefaultRetryOptions(), func() error {
+	err = resourceapply.Retry(ctx, c.RetryOptions(), func() error {
 		var err error
 		u, err = dc.Resource(corev1.SchemeGroupVersion.WithResource("configmaps")).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
@@ -249,7 +249,7 @@ func operatorsUpgradeable(ctx context.Context, c *Cluster) ([]clusterversion.Ope
 		return nil, err
 	}
 	var list *unstructured.UnstructuredList
-	err = resourceapply.Retry(ctx, resourceapply.DefaultRetryOptions(), func() error {
+	err = resourceapply.Retry(ctx, c.RetryOptions(), func() error {
 		var err error
 		list, err = dc.Resource(configv1.GroupVersion.WithResource("clusteroperators")).List(ctx, metav1.ListOptions{})
 		if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {

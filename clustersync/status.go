@@ -41,7 +41,7 @@ func Status(ctx context.Context, s *Session) (*StatusReport, error) {
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m.Obj.Object, &want); err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", m.Position(), m.ID(), err)
 		}
-		live, err := s.Cluster.Manager.Get(ctx, m.GVK, "", m.Obj.GetName(), resourceapply.DefaultRetryOptions())
+		live, err := s.Cluster.Manager.Get(ctx, m.GVK, "", m.Obj.GetName(), s.Cluster.RetryOptions())
 		if err != nil && !resourceapply.IsResourceTypeMissing(err) {
 			return nil, err
 		}

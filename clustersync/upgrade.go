@@ -213,7 +213,7 @@ func deletesInProgress(ctx context.Context, c *Cluster, p *plan.Plan) ([]string,
 		if !m.IsDelete() {
 			continue
 		}
-		live, err := c.Manager.Get(ctx, m.GVK, m.Obj.GetNamespace(), m.Obj.GetName(), resourceapply.DefaultRetryOptions())
+		live, err := c.Manager.Get(ctx, m.GVK, m.Obj.GetNamespace(), m.Obj.GetName(), c.RetryOptions())
 		switch {
 		case resourceapply.IsResourceTypeMissing(err):
 		case err != nil:

@@ -32,7 +32,7 @@ func applyCommand() *command {
 			fs.BoolVar(&o.waitOnFailure, "wait-on-failure", false, "with --wait: wait for the rest until ready or --timeout even after failures no waiting fixes")
 			fs.DurationVar(&o.timeout, "timeout", 30*time.Minute, "give up after this long (apply and wait together)")
 			fs.BoolVar(&o.validate, "validate", true, "check the objects as the API server would (types, schemas of the payload's CRDs, names, labels, annotations) before sending anything, and apply nothing when one fails; --validate=false leaves every check to the server")
-			fs.DurationVar(&o.retryTimeout, "retry-timeout", resourceapply.DefaultRetryOptions().Timeout, "how long one request's transient failures (connection refused, 5xx, 429, timeouts) are retried before its object fails")
+			fs.DurationVar(&o.retryTimeout, "retry-timeout", resourceapply.DefaultRetryOptions().Timeout, "how long one request's transient failures (connection refused, 5xx, 429, timeouts) are retried before it fails (an object's, a step's, the record's, reading the cluster's profile)")
 			fs.StringVar(&o.dryRun, "dry-run", "none", `"server" (or --dry-run alone): send every write as a server-side dry run; "none": apply`)
 			fs.Lookup("dry-run").NoOptDefVal = "server"
 			o.output = addOutputFlag(fs, formatText, formatJSON)
@@ -141,7 +141,7 @@ func (o *applyOptions) Run(parent context.Context, s IOStreams) error {
 	}
 	prog := newProgress(parent, s, o.output.value == formatJSON)
 	sess, err := clustersync.Start(ctx, cfg, clustersync.StartOptions{
-		Connect: clustersync.ConnectOptions{Sink: prog, Secrets: secretsOf(ctx)},
+		Connect: clustersync.ConnectOptions{Sink: prog, Secrets: secretsOf(ctx), RetryTimeout: o.retryTimeout},
 		Plan:    o.opts,
 	})
 	if err != nil {

@@ -90,7 +90,7 @@ interrupted.`,
 			fs.BoolVar(&o.allowRollback, "allow-rollback", false, "allow a rollback to the cluster's previous version within its z-stream")
 			fs.IntVar(&o.parallelism, "parallelism", clustersync.DefaultParallelism, "task graph nodes applied at once")
 			fs.DurationVar(&o.timeout, "timeout", 0, "give up after this long; 0: no limit (an update waits for its operators)")
-			fs.DurationVar(&o.retryTimeout, "retry-timeout", resourceapply.DefaultRetryOptions().Timeout, "how long one request's transient failures (connection refused, 5xx, 429, timeouts) are retried before its object fails")
+			fs.DurationVar(&o.retryTimeout, "retry-timeout", resourceapply.DefaultRetryOptions().Timeout, "how long one request's transient failures (connection refused, 5xx, 429, timeouts) are retried before it fails (an object's, a step's, the record's, reading the cluster's profile)")
 			fs.BoolVar(&o.validate, "validate", true, "check the new release's objects as the API server would before sending anything, and apply nothing when one fails; --validate=false leaves every check to the server")
 			o.output = addOutputFlag(fs, formatText, formatJSON)
 			fs.Lookup("output").Usage = `"text": progress on stderr (--dry-run: the plan on stdout); "json": events on stdout (--dry-run: the plan as one object)`
@@ -183,7 +183,7 @@ func (o *upgradeOptions) Run(parent context.Context, s IOStreams) error {
 	}
 	jsonOut := o.output.value == formatJSON
 	prog := newProgress(parent, s, jsonOut)
-	c, err := clustersync.Connect(ctx, cfg, clustersync.ConnectOptions{Strict: true, Sink: prog, Secrets: secretsOf(ctx)})
+	c, err := clustersync.Connect(ctx, cfg, clustersync.ConnectOptions{Strict: true, Sink: prog, Secrets: secretsOf(ctx), RetryTimeout: o.retryTimeout})
 	if err != nil {
 		return interruptedEarly(parent, clusterFailure(err))
 	}
