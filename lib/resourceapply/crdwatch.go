@@ -30,7 +30,9 @@ func dynamicCRDWatcher(ri dynamic.ResourceInterface) crdWatcher {
 
 // slimCRDWatcher watches with a REST client and decodes of each event only
 // what waitEstablished reads (the name, resource version, deletion
-// timestamp and status conditions): a CRD's schemas, most of its bytes,
+// timestamp and status conditions) and what its kinds are mapped from
+// (crdMappings: the group, scope, versions served and names accepted): a
+// CRD's schemas, most of its bytes,
 // are scanned but never built into maps. A first install waits for every
 // CRD it creates, and decoding their events whole was a fifth of the
 // client's CPU.
@@ -58,6 +60,14 @@ type slimEvent struct {
 			ResourceVersion   string  `json:"resourceVersion"`
 			DeletionTimestamp *string `json:"deletionTimestamp"`
 		} `json:"metadata"`
+		Spec struct {
+			Group    string `json:"group"`
+			Scope    string `json:"scope"`
+			Versions []struct {
+				Name   string `json:"name"`
+				Served bool   `json:"served"`
+			} `json:"versions"`
+		} `json:"spec"`
 		Status struct {
 			Conditions []struct {
 				Type    string `json:"type"`
@@ -65,6 +75,10 @@ type slimEvent struct {
 				Reason  string `json:"reason"`
 				Message string `json:"message"`
 			} `json:"conditions"`
+			AcceptedNames struct {
+				Kind   string `json:"kind"`
+				Plural string `json:"plural"`
+			} `json:"acceptedNames"`
 		} `json:"status"`
 	} `json:"object"`
 }
@@ -80,11 +94,19 @@ func (e *slimEvent) object() runtime.Object {
 	for _, c := range e.Object.Status.Conditions {
 		conds = append(conds, map[string]any{"type": c.Type, "status": c.Status, "reason": c.Reason, "message": c.Message})
 	}
+	spec := e.Object.Spec
+	versions := make([]any, 0, len(spec.Versions))
+	for _, v := range spec.Versions {
+		versions = append(versions, map[string]any{"name": v.Name, "served": v.Served})
+	}
+	names := e.Object.Status.AcceptedNames
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": crdGK.Group + "/v1",
 		"kind":       crdGK.Kind,
 		"metadata":   meta,
-		"status":     map[string]any{"conditions": conds},
+		"spec":       map[string]any{"group": spec.Group, "scope": spec.Scope, "versions": versions},
+		"status": map[string]any{"conditions": conds,
+			"acceptedNames": map[string]any{"kind": names.Kind, "plural": names.Plural}},
 	}}
 }
 

@@ -92,6 +92,9 @@ type Manager struct {
 	// crdWatch watches a CustomResourceDefinition being established
 	// (nil: through the dynamic client).
 	crdWatch crdWatcher
+	// estab is closed, and replaced, when a CustomResourceDefinition
+	// became established (established); nil until asked for.
+	estab chan struct{}
 }
 
 // NewManager returns a Manager for the cluster cfg points at. It shares one
@@ -206,12 +209,32 @@ func (m *Manager) isExpected(gk schema.GroupKind) bool {
 	return m.expected[gk]
 }
 
-// crdEstablished notes that a CustomResourceDefinition became established,
-// so that the next mapping refreshes discovery.
-func (m *Manager) crdEstablished() {
+// crdEstablished notes that the CustomResourceDefinition crd became
+// established: its kinds are mapped from it (learnCRD), or when they
+// cannot be, the next mapping refreshes discovery. Objects waiting for a
+// kind are woken (established).
+func (m *Manager) crdEstablished(crd *unstructured.Unstructured) {
+	learned := m.mapper.learn(crdMappings(crd))
 	m.mu.Lock()
-	m.crdGen++
+	if !learned {
+		m.crdGen++
+	}
+	if m.estab != nil {
+		close(m.estab)
+		m.estab = nil
+	}
 	m.mu.Unlock()
+}
+
+// established returns a channel closed when a CustomResourceDefinition
+// next becomes established.
+func (m *Manager) established() <-chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.estab == nil {
+		m.estab = make(chan struct{})
+	}
+	return m.estab
 }
 
 // mapping returns the REST mapping of gvk. A kind the mapper does not know
@@ -238,10 +261,20 @@ func (m *Manager) mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error
 
 // refresh resets the mapper, at most every 100 ms however many objects
 // wait for a kind.
-func (m *Manager) refresh() {
+func (m *Manager) refresh() { m.refreshEvery(100 * time.Millisecond) }
+
+// expectedKindRefresh is how often objects waiting for a kind whose
+// CustomResourceDefinition is part of the apply have discovery read again:
+// they are woken with the kind mapped when the CRD is established, and
+// discovery is only the fallback.
+const expectedKindRefresh = time.Second
+
+// refreshEvery resets the mapper unless it was reset by a refresh less
+// than every ago.
+func (m *Manager) refreshEvery(every time.Duration) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if time.Since(m.lastReset) < 100*time.Millisecond {
+	if time.Since(m.lastReset) < every {
 		return
 	}
 	m.mapper.Reset()

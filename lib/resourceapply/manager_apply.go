@@ -441,6 +441,9 @@ func (m *Manager) mapFor(ctx context.Context, obj *unstructured.Unstructured, op
 	what := gvk.Kind + " in " + gvk.GroupVersion().String()
 	for {
 		seen := m.mapper.resets()
+		// Taken before the lookup: a CRD established after it wakes
+		// the wait below.
+		established := m.established()
 		mapping, err := m.mapping(gvk)
 		if err == nil {
 			return mapping, "", nil
@@ -477,9 +480,12 @@ func (m *Manager) mapFor(ctx context.Context, obj *unstructured.Unstructured, op
 			// Its CustomResourceDefinition is part of the apply (in a dry
 			// run: it will be dry-run created); wait for it.
 			noteWait(ctx, "waiting for its CustomResourceDefinition: no API for "+what+" yet")
-			if typeWait.wait(ctx, err) {
+			// Woken when a CRD is established (its kinds are mapped
+			// from it); discovery is read again only now and then, in
+			// case the kind's CRD was established out of sight.
+			if typeWait.waitOr(ctx, err, established) {
 				if !opts.DryRun {
-					m.refresh()
+					m.refreshEvery(expectedKindRefresh)
 				}
 				continue
 			}

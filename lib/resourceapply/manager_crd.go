@@ -38,7 +38,7 @@ func (m *Manager) waitEstablished(ctx context.Context, ri dynamic.ResourceInterf
 		last, lastObj = Check(nil, obj), obj
 		switch {
 		case last.Ready:
-			m.crdEstablished()
+			m.crdEstablished(obj)
 			return true, nil
 		case last.Failed:
 			return true, &ApplyError{Object: id, Verb: "wait", Reason: ReasonInvalid, Err: errors.New(last.Message)}

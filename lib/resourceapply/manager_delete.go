@@ -26,6 +26,10 @@ func (m *Manager) Delete(ctx context.Context, obj *unstructured.Unstructured, op
 		}
 		return change, m.fail(ctx, id, "delete", err)
 	}
+	if obj.GroupVersionKind().GroupKind() == crdGK && !opts.DryRun {
+		// Its kinds are no longer what discovery will say.
+		m.mapper.forget(definedKind(obj))
+	}
 	required, err := prepare(obj, mapping)
 	if err != nil {
 		return change, &ApplyError{Object: id, Verb: "delete", Reason: ReasonInvalid, Err: err}

@@ -153,8 +153,9 @@ func TestRunStepCluster(t *testing.T) {
 	if seen.FieldManager != "fm" || seen.DryRun || mapper.resets != 0 {
 		t.Errorf("cluster %+v, %d resets", seen, mapper.resets)
 	}
-	// A CRD became established: the step's next mapping resets the mapper.
-	m.crdEstablished()
+	// A CRD became established whose kinds cannot be read from it: the
+	// step's next mapping resets the mapper.
+	m.crdEstablished(nil)
 	if _, err := m.RunStep(t.Context(), step, StepOptions{DryRun: true}); err != nil {
 		t.Fatal(err)
 	}

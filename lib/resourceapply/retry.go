@@ -47,6 +47,12 @@ func newBackoff(opts RetryOptions) *backoff {
 // been failing for longer than the retry window (withOutageLimit), and
 // when ctx ends.
 func (b *backoff) wait(ctx context.Context, err error) bool {
+	return b.waitOr(ctx, err, nil)
+}
+
+// waitOr is wait, ending the pause early (and reporting true) when wake
+// is closed.
+func (b *backoff) waitOr(ctx context.Context, err error, wake <-chan struct{}) bool {
 	d := b.next
 	// Jitter: 75% to 125% of the nominal pause.
 	d = d*3/4 + time.Duration(rand.Int64N(int64(d/2)+1))
@@ -65,6 +71,8 @@ func (b *backoff) wait(ctx context.Context, err error) bool {
 	case <-ctx.Done():
 		return false
 	case <-t.C:
+		return true
+	case <-wake:
 		return true
 	}
 }
