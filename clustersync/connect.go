@@ -33,9 +33,9 @@ type Cluster struct {
 	Requests *requests.Counter
 
 	warnings *warnings
-	// retry bounds the retries of the Cluster's own requests
-	// (ConnectOptions.RetryTimeout).
-	retry resourceapply.RetryOptions
+	// retryTimeout bounds the retries of the Cluster's own requests
+	// (ConnectOptions.RetryTimeout; zero: the default).
+	retryTimeout time.Duration
 	// dyn is a dynamic client of Config for what the Manager does not do
 	// (the record), made once.
 	dynOnce sync.Once
@@ -46,10 +46,11 @@ type Cluster struct {
 // RetryOptions are how the Cluster's own requests retry their transient
 // failures (ConnectOptions.RetryTimeout).
 func (c *Cluster) RetryOptions() resourceapply.RetryOptions {
-	if c.retry.Timeout > 0 {
-		return c.retry
+	opts := resourceapply.DefaultRetryOptions()
+	if c.retryTimeout > 0 {
+		opts.Timeout = c.retryTimeout
 	}
-	return resourceapply.DefaultRetryOptions()
+	return opts
 }
 
 // dynamic returns a dynamic client of the Cluster's Config.
@@ -102,10 +103,7 @@ func Connect(ctx context.Context, cfg *rest.Config, opts ConnectOptions) (*Clust
 	}
 	w := &warnings{seen: map[warningKey]bool{}, sink: newSerial(opts.Sink)}
 	cfg.WarningHandler, cfg.WarningHandlerWithContext = nil, w
-	c := &Cluster{Config: cfg, Requests: &requests.Counter{}, warnings: w, retry: resourceapply.DefaultRetryOptions()}
-	if opts.RetryTimeout > 0 {
-		c.retry.Timeout = opts.RetryTimeout
-	}
+	c := &Cluster{Config: cfg, Requests: &requests.Counter{}, warnings: w, retryTimeout: opts.RetryTimeout}
 	c.Requests.Wrap(cfg)
 	mgr, err := resourceapply.NewManager(cfg, opts.Manager)
 	if err != nil {

@@ -162,8 +162,8 @@ func joinRisks(risks ...string) string {
 // It is safe for concurrent use.
 type recordWriter struct {
 	ri dynamic.ResourceInterface
-	// retry bounds the retries of a write (zero: resourceapply's
-	// defaults); a run sets its own retry window (ApplyOptions.RetryTimeout).
+	// retry bounds the retries of a write: the Cluster's (openRecord),
+	// then the run's retry window (ApplyOptions.RetryTimeout).
 	retry resourceapply.RetryOptions
 
 	mu     sync.Mutex
@@ -219,7 +219,7 @@ func openRecord(ctx context.Context, c *Cluster, p *plan.Plan, caps *configv1.Cl
 		var out *unstructured.Unstructured
 		// Created by server-side apply: kube-apiserver holds a POST of a
 		// custom resource whose CRD was established less than 2 s ago.
-		err = resourceapply.Retry(ctx, w.retryOptions(), func() error {
+		err = resourceapply.Retry(ctx, w.retry, func() error {
 			var err error
 			if out, err = w.ri.Get(ctx, RecordName, metav1.GetOptions{}); err == nil {
 				// Made meanwhile: keep it.
@@ -335,7 +335,7 @@ func (w *recordWriter) count() int {
 func (w *recordWriter) sync(ctx context.Context, p clusterversion.Progress) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	err := resourceapply.Retry(ctx, w.retryOptions(), func() error {
+	err := resourceapply.Retry(ctx, w.retry, func() error {
 		next := w.cv.DeepCopy()
 		p.Generation = next.Generation
 		clusterversion.Update(&next.Status, p, metav1.NewTime(time.Now().Truncate(time.Second)))
@@ -350,20 +350,12 @@ func (w *recordWriter) sync(ctx context.Context, p clusterversion.Progress) erro
 	return nil
 }
 
-// retryOptions are w.retry, or resourceapply's defaults.
-func (w *recordWriter) retryOptions() resourceapply.RetryOptions {
-	if w.retry.Timeout > 0 {
-		return w.retry
-	}
-	return resourceapply.DefaultRetryOptions()
-}
-
 // setCondition sets one condition of the record's status (see
 // clusterversion.SetCondition), writing it when it changes.
 func (w *recordWriter) setCondition(ctx context.Context, c configv1.ClusterOperatorStatusCondition, now time.Time) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	err := resourceapply.Retry(ctx, w.retryOptions(), func() error {
+	err := resourceapply.Retry(ctx, w.retry, func() error {
 		next := w.cv.DeepCopy()
 		clusterversion.SetCondition(&next.Status.Conditions, c, metav1.NewTime(now.Truncate(time.Second)))
 		if equality.Semantic.DeepEqual(next.Status, w.cv.Status) {
@@ -418,7 +410,7 @@ func (w *recordWriter) setDesiredUpdate(ctx context.Context, u configv1.Update) 
 		return err
 	}
 	var out *unstructured.Unstructured
-	err = resourceapply.Retry(ctx, w.retryOptions(), func() error {
+	err = resourceapply.Retry(ctx, w.retry, func() error {
 		var err error
 		out, err = w.ri.Patch(ctx, RecordName, "application/merge-patch+json", patch, metav1.PatchOptions{FieldManager: resourceapply.DefaultFieldManager})
 		return err

@@ -52,11 +52,3 @@ func crdMappings(crd *unstructured.Unstructured) []*meta.RESTMapping {
 	}
 	return out
 }
-
-// definedKind is the group and kind a CustomResourceDefinition defines
-// (spec.group, spec.names.kind).
-func definedKind(crd *unstructured.Unstructured) schema.GroupKind {
-	group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
-	kind, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "kind")
-	return schema.GroupKind{Group: group, Kind: kind}
-}

@@ -210,7 +210,7 @@ func (m *Manager) isExpected(gk schema.GroupKind) bool {
 }
 
 // crdEstablished notes that the CustomResourceDefinition crd became
-// established: its kinds are mapped from it (learnCRD), or when they
+// established: its kinds are mapped from it (crdMappings, cachedMapper.learn), or when they
 // cannot be, the next mapping refreshes discovery. Objects waiting for a
 // kind are woken (established).
 func (m *Manager) crdEstablished(crd *unstructured.Unstructured) {

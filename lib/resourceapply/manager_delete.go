@@ -26,9 +26,9 @@ func (m *Manager) Delete(ctx context.Context, obj *unstructured.Unstructured, op
 		}
 		return change, m.fail(ctx, id, "delete", err)
 	}
-	if obj.GroupVersionKind().GroupKind() == crdGK && !opts.DryRun {
+	if k, ok := crdKind(obj); ok && obj.GroupVersionKind().GroupKind() == crdGK && !opts.DryRun {
 		// Its kinds are no longer what discovery will say.
-		m.mapper.forget(definedKind(obj))
+		m.mapper.forget(k)
 	}
 	required, err := prepare(obj, mapping)
 	if err != nil {

@@ -26,7 +26,7 @@ type cachedMapper struct {
 	// (when it read discovery); zero before.
 	readAt time.Time
 	// learned are mappings read from CustomResourceDefinitions seen
-	// established (learnCRD), kept across resets for learnedFor: a kind
+	// established (crdMappings), kept across resets for learnedFor: a kind
 	// is served as soon as its CRD is Established, and discovery, read
 	// again for it, would say so a little later.
 	learned map[mappingKey]learnedMapping
