@@ -41,7 +41,8 @@
 //	go run ./hack/applybench -only reapply [-noops 5] [-base-bin /path/to/old/payload-apply]
 //	go run ./hack/applybench -only reapply -payload /tmp/payload-100x -rounds 1 -noops 1 -etcd-quota 8589934592
 //
-// May import: clustersync, internal/benchstat, lib/manifest, lib/requests,
+// May import: clustersync, internal/benchstat, internal/gobuild, lib/manifest,
+// lib/requests,
 // lib/resourceapply, payload, plan, test/apiserver.
 package main
 
@@ -74,6 +75,7 @@ import (
 
 	"github.com/payload-apply/payload-apply/clustersync"
 	"github.com/payload-apply/payload-apply/internal/benchstat"
+	"github.com/payload-apply/payload-apply/internal/gobuild"
 	"github.com/payload-apply/payload-apply/lib/manifest"
 	"github.com/payload-apply/payload-apply/lib/requests"
 	"github.com/payload-apply/payload-apply/payload"
@@ -141,7 +143,7 @@ func run(payloadDir string, rounds int, contenders []string, parallelism, noops 
 	}
 	b.kubectl = filepath.Join(b.binDir, "kubectl")
 	b.cliBin = filepath.Join(work, "payload-apply")
-	build := exec.Command("go", "build", "-o", b.cliBin, "./cmd/payload-apply")
+	build := gobuild.Command(b.cliBin, "./cmd/payload-apply")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		return fmt.Errorf("go build: %w", err)

@@ -16,7 +16,7 @@
 // present) instead of a temporary directory. Arguments after -- replace the
 // command measured (default: render --list); --payload DIR is appended.
 //
-// May import: internal/genpayload.
+// May import: internal/genpayload, internal/gobuild.
 package main
 
 import (
@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/payload-apply/payload-apply/internal/genpayload"
+	"github.com/payload-apply/payload-apply/internal/gobuild"
 )
 
 // sample is one run of the command.
@@ -86,7 +87,7 @@ func main() {
 	bin := *binFlag
 	if bin == "" {
 		bin = filepath.Join(tmp, "payload-apply")
-		build := exec.Command("go", "build", "-o", bin, "./cmd/payload-apply")
+		build := gobuild.Command(bin, "./cmd/payload-apply")
 		build.Stderr = os.Stderr
 		if err := build.Run(); err != nil {
 			fail(fmt.Errorf("build: %w", err))

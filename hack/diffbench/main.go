@@ -41,7 +41,8 @@
 //
 //	go run ./hack/diffbench [-payload ../shared/testdata/ocp-payload] [-rounds 7] [-parallelism N] [-only cli,cli-cold,engine,kubectl,plan] [-hold]
 //
-// May import: clustersync, internal/benchstat, lib/diff, lib/manifest,
+// May import: clustersync, internal/benchstat, internal/gobuild, lib/diff,
+// lib/manifest,
 // lib/resourceapply, plan, test/apiserver.
 package main
 
@@ -75,6 +76,7 @@ import (
 
 	"github.com/payload-apply/payload-apply/clustersync"
 	"github.com/payload-apply/payload-apply/internal/benchstat"
+	"github.com/payload-apply/payload-apply/internal/gobuild"
 	"github.com/payload-apply/payload-apply/lib/diff"
 	"github.com/payload-apply/payload-apply/lib/manifest"
 	"github.com/payload-apply/payload-apply/lib/resourceapply"
@@ -134,7 +136,7 @@ func run(payloadDir string, rounds, parallelism int, hold bool, contenders []str
 	}
 	b.kubectl = filepath.Join(binDir, "kubectl")
 	b.cliBin = filepath.Join(work, "payload-apply")
-	build := exec.Command("go", "build", "-o", b.cliBin, "./cmd/payload-apply")
+	build := gobuild.Command(b.cliBin, "./cmd/payload-apply")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		return fmt.Errorf("go build: %w", err)

@@ -20,7 +20,7 @@
 // into a --cluster-config file, the rest (kustomization files left out) into
 // an --extra-manifests directory.
 //
-// May import: internal/ntoequiv, lib/manifest.
+// May import: internal/gobuild, internal/ntoequiv, lib/manifest.
 package main
 
 import (
@@ -36,6 +36,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/payload-apply/payload-apply/internal/gobuild"
 	"github.com/payload-apply/payload-apply/internal/ntoequiv"
 	"github.com/payload-apply/payload-apply/lib/manifest"
 )
@@ -105,7 +106,7 @@ func run(ntoDir, ntoBin, paBin, keep string, verbose bool) error {
 	}
 	if paBin == "" {
 		paBin = filepath.Join(work, "payload-apply")
-		if out, err := exec.Command("go", "build", "-o", paBin, "./cmd/payload-apply").CombinedOutput(); err != nil {
+		if out, err := gobuild.Command(paBin, "./cmd/payload-apply").CombinedOutput(); err != nil {
 			return fmt.Errorf("build payload-apply: %v\n%s", err, out)
 		}
 	}

@@ -23,7 +23,7 @@
 //
 //	go run ./hack/operatorbench [-payload ../shared/testdata/ocp-payload] [-passes 10] [-resync 5s] [-rounds 3] [-contenders gogc=50,gogc=200,par=32]
 //
-// May import: internal/benchstat, internal/platform, test/apiserver.
+// May import: internal/benchstat, internal/gobuild, internal/platform, test/apiserver.
 package main
 
 import (
@@ -45,6 +45,7 @@ import (
 	"time"
 
 	"github.com/payload-apply/payload-apply/internal/benchstat"
+	"github.com/payload-apply/payload-apply/internal/gobuild"
 	"github.com/payload-apply/payload-apply/internal/platform"
 	"github.com/payload-apply/payload-apply/test/apiserver"
 )
@@ -82,7 +83,7 @@ func run(payload string, passes int, resync time.Duration, rounds int, contender
 	}
 	defer os.RemoveAll(dir)
 	bin := filepath.Join(dir, "payload-apply")
-	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/payload-apply").CombinedOutput(); err != nil {
+	if out, err := gobuild.Command(bin, "./cmd/payload-apply").CombinedOutput(); err != nil {
 		return fmt.Errorf("go build: %v\n%s", err, out)
 	}
 	ctx := context.Background()

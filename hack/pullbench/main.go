@@ -19,7 +19,7 @@
 //
 //	go run ./hack/pullbench [-rounds 9] [-payload ../shared/testdata/ocp-payload] [-- render --list]
 //
-// May import: internal/benchstat, test/registry.
+// May import: internal/benchstat, internal/gobuild, test/registry.
 package main
 
 import (
@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/payload-apply/payload-apply/internal/benchstat"
+	"github.com/payload-apply/payload-apply/internal/gobuild"
 	"github.com/payload-apply/payload-apply/test/registry"
 )
 
@@ -65,7 +66,7 @@ func run(rounds int, payload string, command []string) error {
 	}
 	defer os.RemoveAll(tmp)
 	bin := filepath.Join(tmp, "payload-apply")
-	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/payload-apply").CombinedOutput(); err != nil {
+	if out, err := gobuild.Command(bin, "./cmd/payload-apply").CombinedOutput(); err != nil {
 		return fmt.Errorf("go build: %v\n%s", err, out)
 	}
 	r, err := registry.Start(context.Background())

@@ -20,7 +20,7 @@
 //
 //	go run ./hack/renderbench [-payload ../shared/testdata/ocp-payload] [-rounds 9]
 //
-// May import: internal/benchstat.
+// May import: internal/benchstat, internal/gobuild.
 package main
 
 import (
@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/payload-apply/payload-apply/internal/benchstat"
+	"github.com/payload-apply/payload-apply/internal/gobuild"
 )
 
 func main() {
@@ -99,7 +100,7 @@ func run(payloadDir string, rounds int) error {
 	defer os.RemoveAll(work)
 	pa, ref := filepath.Join(work, "payload-apply"), filepath.Join(work, "refrender")
 	for bin, pkg := range map[string]string{pa: "./cmd/payload-apply", ref: "./hack/refrender"} {
-		build := exec.Command("go", "build", "-o", bin, pkg)
+		build := gobuild.Command(bin, pkg)
 		build.Stderr = os.Stderr
 		if err := build.Run(); err != nil {
 			return fmt.Errorf("go build %s: %w", pkg, err)

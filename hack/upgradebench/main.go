@@ -21,6 +21,7 @@
 //	go run ./hack/upgradebench [-payload ../shared/testdata/ocp-payload] [-rounds 3]
 //
 // May import: internal/benchstat, internal/clusterplay, internal/genupgrade,
+// internal/gobuild,
 // test/apiserver.
 package main
 
@@ -42,6 +43,7 @@ import (
 	"github.com/payload-apply/payload-apply/internal/benchstat"
 	"github.com/payload-apply/payload-apply/internal/clusterplay"
 	"github.com/payload-apply/payload-apply/internal/genupgrade"
+	"github.com/payload-apply/payload-apply/internal/gobuild"
 	"github.com/payload-apply/payload-apply/test/apiserver"
 )
 
@@ -82,7 +84,7 @@ func run(a string, rounds int) error {
 		return err
 	}
 	bin := filepath.Join(work, "payload-apply")
-	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/payload-apply").CombinedOutput(); err != nil {
+	if out, err := gobuild.Command(bin, "./cmd/payload-apply").CombinedOutput(); err != nil {
 		return fmt.Errorf("go build: %v\n%s", err, out)
 	}
 	binDir, err := apiserver.Build(ctx)

@@ -4,7 +4,7 @@
 // with its `-o json` event stream read line by line into an event type the
 // test chooses.
 //
-// May import: internal/realpayload.
+// May import: internal/gobuild, internal/realpayload.
 package clitest
 
 import (
@@ -20,6 +20,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/payload-apply/payload-apply/internal/gobuild"
 	"github.com/payload-apply/payload-apply/internal/realpayload"
 )
 
@@ -31,7 +32,7 @@ func Build(dir string) (string, error) {
 		return "", err
 	}
 	binary := filepath.Join(dir, "payload-apply")
-	build := exec.Command("go", "build", "-o", binary, "./cmd/payload-apply")
+	build := gobuild.Command(binary, "./cmd/payload-apply")
 	build.Dir = root
 	var out bytes.Buffer
 	build.Stdout, build.Stderr = &out, &out

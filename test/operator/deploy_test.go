@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payload-apply/payload-apply/internal/gobuild"
 	"github.com/payload-apply/payload-apply/internal/realpayload"
 	"github.com/payload-apply/payload-apply/test/apiserver"
 )
@@ -111,7 +112,7 @@ func TestImage(t *testing.T) {
 		t.Fatal(err)
 	}
 	static := filepath.Join(t.TempDir(), "payload-apply")
-	build := exec.Command("go", "build", "-o", static, "./cmd/payload-apply")
+	build := gobuild.Command(static, "./cmd/payload-apply")
 	build.Dir, build.Env = root, append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("CGO_ENABLED=0 go build: %v\n%s", err, out)

@@ -7,5 +7,5 @@
 // a fourth server. Writes are counted by the API server itself, from its
 // audit log. The tests are behind the e2e build tag.
 //
-// May import: nothing.
+// May import: internal/gobuild.
 package operator

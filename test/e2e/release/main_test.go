@@ -17,6 +17,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/payload-apply/payload-apply/internal/gobuild"
 	"github.com/payload-apply/payload-apply/test/apiserver"
 	testregistry "github.com/payload-apply/payload-apply/test/registry"
 )
@@ -36,7 +37,7 @@ func testMain(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	binary = filepath.Join(dir, "payload-apply")
-	build := exec.Command("go", "build", "-o", binary, "./cmd/payload-apply")
+	build := gobuild.Command(binary, "./cmd/payload-apply")
 	build.Dir = "../../.."
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
