@@ -53,6 +53,12 @@ type Session struct {
 // (Connect: the server is checked), then NewSession. Errors say which of
 // these failed.
 func Start(ctx context.Context, cfg *rest.Config, opts StartOptions) (*Session, error) {
+	if opts.Plan.Preload == nil {
+		// The payload's fingerprint and cache entry while connecting and
+		// reading the profile and the record, which the rest of
+		// planning needs.
+		opts.Plan = plan.StartPreload(ctx, opts.Plan)
+	}
 	c, err := Connect(ctx, cfg, opts.Connect)
 	if err != nil {
 		return nil, err
@@ -66,11 +72,24 @@ func Start(ctx context.Context, cfg *rest.Config, opts StartOptions) (*Session, 
 // Cluster (the operator) plans each release it applies with it, keeping
 // the Cluster's discovery and request counts.
 func NewSession(ctx context.Context, c *Cluster, opts StartOptions) (*Session, error) {
+	// The record is read while the profile is: neither needs the other.
+	type read struct {
+		rec *configv1.ClusterVersion
+		err error
+	}
+	recCtx, cancelRec := context.WithCancel(ctx)
+	defer cancelRec()
+	recRead := make(chan read, 1)
+	go func() {
+		rec, err := ReadRecord(recCtx, c)
+		recRead <- read{rec, err}
+	}()
 	popts, err := clusterProfile(ctx, c, opts.Plan)
 	if err != nil {
 		return nil, err
 	}
-	rec, err := ReadRecord(ctx, c)
+	r := <-recRead
+	rec, err := r.rec, r.err
 	if err != nil && (opts.Payload != nil || !CredentialsError(err)) {
 		return nil, ExplainConnection(err)
 	}

@@ -67,6 +67,9 @@ type Options struct {
 	// manifests and hooks are applied to it on every Build, so nothing
 	// else can be stale. Plan.Cache says what it did.
 	PlanCache *plancache.Store
+	// Preload, when set (StartPreload), has fingerprinted the payload and
+	// opened its PlanCache entry ahead of the Build, or is doing it.
+	Preload *Preload
 
 	// FeatureSet is the feature set ("" is Default).
 	FeatureSet string
@@ -366,7 +369,9 @@ func resolve(ctx context.Context, opts Options) (*resolved, error) {
 		phase(ctx, opts, PhaseLoad)
 		var pc *planCache
 		if opts.PlanCache != nil && opts.Parsed == nil {
-			pc, cacheUse = openPlanCache(ctx, opts.PlanCache, fsys, &lopts)
+			if pc, cacheUse, err = openPlanCache(ctx, opts.PlanCache, fsys, &lopts, opts.Preload); err != nil {
+				return nil, err
+			}
 		}
 		if p, err = payload.Load(ctx, fsys, lopts); err != nil {
 			return nil, err

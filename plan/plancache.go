@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"reflect"
 	"sync"
 
 	"github.com/payload-apply/payload-apply/lib/plancache"
@@ -40,19 +41,102 @@ const planCacheFormat = "payload-apply plan cache: parse v1"
 
 // openPlanCache fingerprints fsys and opens the cache's entry for it, and
 // sets lopts to use it and record what Load reads. A payload that cannot
-// be fingerprinted is loaded without the cache (Load reports why).
-func openPlanCache(ctx context.Context, store *plancache.Store, fsys fs.FS, lopts *payload.LoadOptions) (*planCache, *CacheUse) {
-	fp, err := payload.FingerprintOf(ctx, fsys, *lopts)
+// be fingerprinted is loaded without the cache (Load reports why). pre,
+// when it was started for the same store, payload and limits, has done
+// the first part already (or is doing it).
+func openPlanCache(ctx context.Context, store *plancache.Store, fsys fs.FS, lopts *payload.LoadOptions, pre *Preload) (*planCache, *CacheUse, error) {
+	var c *planCache
+	var use *CacheUse
+	if pre.matches(store, fsys, lopts) {
+		select {
+		case <-pre.done:
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		}
+		c, use = pre.cache, pre.use
+	} else {
+		c, use = fingerprintEntry(ctx, store, fsys, *lopts)
+	}
+	if c == nil {
+		return nil, nil, nil
+	}
+	lopts.Parsed = c.parsed
+	lopts.OnRead = c.read.Record
+	return c, use, nil
+}
+
+// fingerprintEntry fingerprints fsys as Load with lopts reads it and opens
+// the cache's entry for that content; nil when fsys cannot be
+// fingerprinted.
+func fingerprintEntry(ctx context.Context, store *plancache.Store, fsys fs.FS, lopts payload.LoadOptions) (*planCache, *CacheUse) {
+	fp, err := payload.FingerprintOf(ctx, fsys, lopts)
 	if err != nil {
 		return nil, nil
 	}
 	key := plancache.NewKey(planCacheFormat, binaryID(), fp.String(), fmt.Sprintf("%+v", lopts.Limits))
 	parsed, err := plancache.OpenParsed(store, key, lopts.Limits)
 	use := &CacheUse{Key: key.String(), Fingerprint: fp.String(), Content: fp, Hit: parsed.Hit(), Files: parsed.Len(), Err: err}
-	c := &planCache{parsed: parsed, fp: fp}
-	lopts.Parsed = parsed
-	lopts.OnRead = c.read.Record
-	return c, use
+	return &planCache{parsed: parsed, fp: fp}, use
+}
+
+// Preload is the part of a Build through the plan cache that does not
+// depend on the selection, started ahead of it: fingerprinting the payload
+// and opening the cache's entry for it. A command that reads the cluster
+// before it plans (the profile, the record) starts it first, and the
+// Build that follows waits for it instead of doing it then.
+type Preload struct {
+	store *plancache.Store
+	fsys  fs.FS
+	done  chan struct{}
+	cache *planCache
+	use   *CacheUse
+	used  bool
+	mu    sync.Mutex
+}
+
+// StartPreload starts the Preload of opts in the background and returns
+// opts with it (Options.Preload), for one Build of the same payload; opts
+// unchanged when there is nothing to preload (no plan cache, a parse
+// cache of the caller's, a loaded payload). ctx bounds the preload only:
+// the Build still needs its own.
+func StartPreload(ctx context.Context, opts Options) Options {
+	if opts.PlanCache == nil || opts.Parsed != nil || opts.Loaded != nil || !comparableFS(opts.Payload) {
+		return opts
+	}
+	fsys := opts.Payload
+	if fsys == nil {
+		fsys = payload.Embedded()
+	}
+	pre := &Preload{store: opts.PlanCache, fsys: fsys, done: make(chan struct{})}
+	go func() {
+		defer close(pre.done)
+		pre.cache, pre.use = fingerprintEntry(ctx, pre.store, fsys, payload.LoadOptions{})
+	}()
+	opts.Preload = pre
+	return opts
+}
+
+// matches reports whether p was started for what a Build is about to
+// open, and takes it: a Preload serves one Build (what its entry adds is
+// that Build's to save).
+func (p *Preload) matches(store *plancache.Store, fsys fs.FS, lopts *payload.LoadOptions) bool {
+	if p == nil || p.store != store || !comparableFS(fsys) || p.fsys != fsys ||
+		lopts.Limits != (payload.LoadOptions{}).Limits || lopts.MaxPayloadSize != 0 || lopts.MaxFiles != 0 {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.used {
+		return false
+	}
+	p.used = true
+	return true
+}
+
+// comparableFS reports whether two file systems can be compared with ==
+// (an fs.FS of a type that cannot would panic).
+func comparableFS(fsys fs.FS) bool {
+	return fsys == nil || reflect.TypeOf(fsys).Comparable()
 }
 
 type planCache struct {

@@ -266,24 +266,41 @@ func TestPlanCacheConcurrent(t *testing.T) {
 }
 
 // TestPlanCacheChangedWhileRead: a parse is never stored under the key of
-// other bytes.
+// other bytes, also when the fingerprint was taken ahead (StartPreload).
 func TestPlanCacheChangedWhileRead(t *testing.T) {
-	dir := copyEmbedded(t)
-	store := &plancache.Store{Dir: t.TempDir()}
-	lopts := payload.LoadOptions{}
-	pc, use := openPlanCache(context.Background(), store, os.DirFS(dir), &lopts)
-	// A file changes after the fingerprint, before Load reads it.
-	file := filepath.Join(dir, "release-manifests", "0000_50_cluster-ingress-operator_01-service-account.yaml")
-	data, _ := os.ReadFile(file)
-	os.WriteFile(file, append(data, []byte("# changed\n")...), 0o644)
-	if _, err := payload.Load(context.Background(), os.DirFS(dir), lopts); err != nil {
-		t.Fatal(err)
-	}
-	pc.save(use)
-	if use.Saved || use.Err == nil || !strings.Contains(use.Err.Error(), "0000_50_cluster-ingress-operator_01-service-account.yaml") {
-		t.Errorf("%+v", use)
-	}
-	if entries, _ := filepath.Glob(filepath.Join(store.Dir, "*.entry")); len(entries) != 0 {
-		t.Errorf("stored %v", entries)
+	for _, preload := range []bool{false, true} {
+		dir := copyEmbedded(t)
+		store := &plancache.Store{Dir: t.TempDir()}
+		fsys := os.DirFS(dir)
+		lopts := payload.LoadOptions{}
+		var pre *Preload
+		var pc *planCache
+		var use *CacheUse
+		if preload {
+			pre = StartPreload(context.Background(), Options{Payload: fsys, PlanCache: store}).Preload
+			<-pre.done
+		} else {
+			pc, use, _ = openPlanCache(context.Background(), store, fsys, &lopts, nil)
+		}
+		// A file changes after the fingerprint, before Load reads it.
+		file := filepath.Join(dir, "release-manifests", "0000_50_cluster-ingress-operator_01-service-account.yaml")
+		data, _ := os.ReadFile(file)
+		os.WriteFile(file, append(data, []byte("# changed\n")...), 0o644)
+		if preload {
+			var err error
+			if pc, use, err = openPlanCache(context.Background(), store, fsys, &lopts, pre); err != nil || use != pre.use {
+				t.Fatalf("%v; took the preload: %v", err, use == pre.use)
+			}
+		}
+		if _, err := payload.Load(context.Background(), fsys, lopts); err != nil {
+			t.Fatal(err)
+		}
+		pc.save(use)
+		if use.Saved || use.Err == nil || !strings.Contains(use.Err.Error(), "0000_50_cluster-ingress-operator_01-service-account.yaml") {
+			t.Errorf("preload %v: %+v", preload, use)
+		}
+		if entries, _ := filepath.Glob(filepath.Join(store.Dir, "*.entry")); len(entries) != 0 {
+			t.Errorf("preload %v: stored %v", preload, entries)
+		}
 	}
 }
