@@ -303,6 +303,9 @@ func run(ctx context.Context, c *Cluster, p *plan.Plan, opts ApplyOptions, st ru
 	}
 	a := newApplier(mgr, applyOpts, len(g.Tasks), work, out)
 	a.interrupt = runCtx
+	// The lists the objects' reads need, read ahead of them; stopped
+	// by an interrupt, which stops new work.
+	mgr.Prefetch(runCtx, objs, applyOpts)
 	if st.mode.state == StateUpdating && st.updateWaits && !opts.DryRun {
 		a.update = newUpdateWaits(p)
 	}
