@@ -14,12 +14,44 @@ import (
 // made from. A plan made through the plan cache remembers it there, beside
 // its parse and its findings, under the files its fingerprint hashed
 // (payload.DigestOf): the next command over an unchanged payload reads no
-// file again for it.
+// file again for it. A plan whose Build took a Preload of fsys has it from
+// there, made in the background while the command read the cluster.
+// A plan whose cache use went wrong (CacheUse.Err: a file changed while
+// the plan was made, say) is of bytes its fingerprint may not describe:
+// its digest is made from the files as they are, the memo left alone.
 func (p *Plan) PayloadDigest(ctx context.Context, fsys fs.FS) (string, error) {
-	if p.store == nil || p.PlanCache == nil || p.PlanCache.Content == nil {
+	if p.store == nil || p.PlanCache == nil || p.PlanCache.Content == nil || p.PlanCache.Err != nil {
 		return payload.Digest(ctx, fsys)
 	}
+	if d, ok, err := p.PlanCache.preloadedDigest(ctx, fsys); ok || err != nil {
+		return d, err
+	}
 	return payload.DigestOf(ctx, fsys, p.PlanCache.Content, digestMemo{p.store})
+}
+
+// preloadedDigest waits for the digest of the Preload that made u, when
+// that preload was of fsys and the plan was made from the bytes it
+// fingerprinted; ok is false when there is none to take.
+func (u *CacheUse) preloadedDigest(ctx context.Context, fsys fs.FS) (d string, ok bool, err error) {
+	pre := u.pre
+	if pre == nil || !comparableFS(fsys) {
+		return "", false, nil
+	}
+	if fsys == nil {
+		fsys = payload.Embedded()
+	}
+	if pre.fsys != fsys {
+		return "", false, nil
+	}
+	select {
+	case <-pre.digestDone:
+	case <-ctx.Done():
+		return "", false, ctx.Err()
+	}
+	if pre.digestErr != nil {
+		return "", false, nil
+	}
+	return pre.digest, true, nil
 }
 
 // digestMemo keeps payload digests in the plan cache's store.

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"reflect"
@@ -32,6 +33,10 @@ type CacheUse struct {
 	// failed, a payload that changed while it was read); the plan is
 	// right regardless.
 	Err error
+
+	// pre is the Preload that made this use, whose digest of the payload
+	// Plan.PayloadDigest takes.
+	pre *Preload
 }
 
 var binaryID = sync.OnceValue(plancache.BinaryID)
@@ -92,7 +97,18 @@ type Preload struct {
 	use   *CacheUse
 	used  bool
 	mu    sync.Mutex
+
+	// digestDone is closed when digest and digestErr are set: the
+	// payload's digest (payload.DigestOf through the plan cache's memo),
+	// made after the fingerprint, for Plan.PayloadDigest.
+	digestDone chan struct{}
+	digest     string
+	digestErr  error
 }
+
+// errNotFingerprinted: the preload could not fingerprint the payload, so
+// made no digest either.
+var errNotFingerprinted = errors.New("payload not fingerprinted")
 
 // StartPreload starts the Preload of opts in the background and returns
 // opts with it (Options.Preload), for one Build of the same payload; opts
@@ -107,10 +123,21 @@ func StartPreload(ctx context.Context, opts Options) Options {
 	if fsys == nil {
 		fsys = payload.Embedded()
 	}
-	pre := &Preload{store: opts.PlanCache, fsys: fsys, done: make(chan struct{})}
+	pre := &Preload{store: opts.PlanCache, fsys: fsys, done: make(chan struct{}), digestDone: make(chan struct{})}
 	go func() {
-		defer close(pre.done)
+		defer close(pre.digestDone)
 		pre.cache, pre.use = fingerprintEntry(ctx, pre.store, fsys, payload.LoadOptions{})
+		if pre.use != nil {
+			pre.use.pre = pre
+		}
+		close(pre.done)
+		if pre.cache == nil {
+			pre.digestErr = errNotFingerprinted
+			return
+		}
+		// The record names the payload by this digest; a command
+		// that reads the cluster first has it by the time it writes.
+		pre.digest, pre.digestErr = payload.DigestOf(ctx, fsys, pre.cache.fp, digestMemo{pre.store})
 	}()
 	opts.Preload = pre
 	return opts

@@ -3,9 +3,11 @@ package plan
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/payload-apply/payload-apply/lib/plancache"
+	"github.com/payload-apply/payload-apply/payload"
 )
 
 // TestPreload: a Build after StartPreload is the Build without it, cold
@@ -84,5 +86,63 @@ func TestPreloadInterrupted(t *testing.T) {
 	cancel()
 	if _, err := Build(ctx, opts); err == nil {
 		t.Fatal("Build waited for a preload past its context")
+	}
+}
+
+// TestPreloadDigest: a plan whose Build took a preload has the payload's
+// digest from it, the digest payload.Digest makes; a plan of bytes other
+// than those the preload fingerprinted (a file changed in between) has
+// the digest of the bytes as they are, not the preload's.
+func TestPreloadDigest(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name    string
+		change  bool
+		useFrom bool
+	}{
+		{"unchanged", false, true},
+		{"a file changed after the preload", true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := copyEmbedded(t)
+			fsys := os.DirFS(dir)
+			opts := StartPreload(ctx, Options{Payload: fsys, PlanCache: &plancache.Store{Dir: t.TempDir()}})
+			<-opts.Preload.digestDone
+			before := opts.Preload.digest
+			if opts.Preload.digestErr != nil || before == "" {
+				t.Fatalf("preload digest %q, %v", before, opts.Preload.digestErr)
+			}
+			if tc.change {
+				file := filepath.Join(dir, "release-manifests", "0000_50_cluster-ingress-operator_01-service-account.yaml")
+				data, err := os.ReadFile(file)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(file, append(data, "# changed\n"...), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p, err := Build(ctx, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if took := p.PlanCache.pre == opts.Preload; !took {
+				t.Fatal("the Build did not take the preload")
+			}
+			got, err := p.PayloadDigest(ctx, fsys)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := payload.Digest(ctx, fsys)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != want {
+				t.Errorf("PayloadDigest %s, payload.Digest %s", got, want)
+			}
+			if fromPreload := got == before; fromPreload != tc.useFrom {
+				t.Errorf("digest is the preload's: %v, want %v", fromPreload, tc.useFrom)
+			}
+		})
 	}
 }
