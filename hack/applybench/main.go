@@ -59,7 +59,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -121,7 +120,7 @@ type bench struct {
 }
 
 // run1 is one run of the command: how long, its requests by verb, its
-// peak resident memory (the kernel's maximum RSS of the process) and the
+// peak resident memory (VmHWM, benchstat.WatchMemory) and the
 // CPU time it used (user and system).
 type run1 struct {
 	d        time.Duration
@@ -252,8 +251,15 @@ func (b *bench) timedCLI(ctx context.Context, s *apiserver.Server, bin, cache st
 	var out, errOut strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	start := time.Now()
-	err := cmd.Run()
+	if err := cmd.Start(); err != nil {
+		return run1{}, fmt.Errorf("%s: %w", bin, err)
+	}
+	// Not the rusage's peak, which counts this process's own (the
+	// payload it parsed): see benchstat.WatchMemory.
+	mem := benchstat.WatchMemory(cmd.Process.Pid)
+	err := cmd.Wait()
 	d := time.Since(start)
+	rss := mem().Peak
 	var ee *exec.ExitError
 	if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) {
 		return run1{}, fmt.Errorf("%s: %w: %s", bin, err, errOut.String())
@@ -273,10 +279,6 @@ func (b *bench) timedCLI(ctx context.Context, s *apiserver.Server, bin, cache st
 	req := sum.Requests.ByVerb
 	if req == nil {
 		req = map[string]int64{"reads": sum.Requests.Reads, "writes": sum.Requests.Writes}
-	}
-	var rss int64
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		rss = ru.Maxrss // KiB on Linux
 	}
 	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	return run1{d: d, requests: req, rssKiB: rss, cpu: cpu}, nil

@@ -10,7 +10,7 @@
 //   - reference: hack/refrender PAYLOAD_DIR.
 //
 // Every run's output is checked (cold and warm print the same list). It
-// prints the medians of wall time, CPU time, peak RSS (getrusage) and peak
+// prints the medians of wall time, CPU time, peak RSS (VmHWM, benchstat.WatchMemory) and peak
 // anonymous RSS (RssAnon of /proc/PID/status, sampled every millisecond:
 // the memory the process allocated, without the pages of its binary that
 // it touched, which differ with the binary's size) of each, and the ratios
@@ -30,7 +30,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/payload-apply/payload-apply/internal/benchstat"
@@ -53,43 +52,6 @@ func main() {
 type sample struct {
 	wall, cpu time.Duration
 	rss, anon int64 // KiB
-}
-
-// watchAnon samples RssAnon of pid every millisecond until the returned
-// function is called (after the process ended), which returns the peak in
-// KiB. A sampled peak can miss a short spike: it is a lower bound.
-func watchAnon(pid int) func() int64 {
-	stop := make(chan struct{})
-	peak := make(chan int64, 1)
-	go func() {
-		var max int64
-		status := fmt.Sprintf("/proc/%d/status", pid)
-		for {
-			if data, err := os.ReadFile(status); err == nil {
-				for _, line := range strings.Split(string(data), "\n") {
-					if v, ok := strings.CutPrefix(line, "RssAnon:"); ok {
-						var kb int64
-						fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), &kb)
-						max = maxOf(max, kb)
-					}
-				}
-			}
-			select {
-			case <-stop:
-				peak <- max
-				return
-			case <-time.After(time.Millisecond):
-			}
-		}
-	}()
-	return func() int64 { close(stop); return <-peak }
-}
-
-func maxOf(a, b int64) int64 {
-	if a > b {
-		return a
-	}
-	return b
 }
 
 func run(payloadDir string, rounds int) error {
@@ -132,18 +94,14 @@ func run(payloadDir string, rounds int) error {
 		if err := cmd.Start(); err != nil {
 			return sample{}, "", fmt.Errorf("%s: %w", c, err)
 		}
-		anon := watchAnon(cmd.Process.Pid)
+		mem := benchstat.WatchMemory(cmd.Process.Pid)
 		err := cmd.Wait()
 		wall := time.Since(start)
-		peakAnon := anon()
+		m := mem()
 		if err != nil {
 			return sample{}, "", fmt.Errorf("%s: %w: %s", c, err, errOut.String())
 		}
-		ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-		if !ok {
-			return sample{}, "", fmt.Errorf("%s: no resource usage", c)
-		}
-		return sample{wall, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), ru.Maxrss, peakAnon}, out.String(), nil
+		return sample{wall, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), m.Peak, m.PeakAnon}, out.String(), nil
 	}
 	// Fill the warm cache; the cold output is what every run must print.
 	if _, want, err = once("cold"); err != nil {
