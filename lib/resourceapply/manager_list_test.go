@@ -11,14 +11,7 @@ import (
 
 // TestListKeyFor: which list answers the read of an object.
 func TestListKeyFor(t *testing.T) {
-	obj := func(apiVersion, kind, ns, name string) *unstructured.Unstructured {
-		u := &unstructured.Unstructured{}
-		u.SetAPIVersion(apiVersion)
-		u.SetKind(kind)
-		u.SetNamespace(ns)
-		u.SetName(name)
-		return u
-	}
+	obj := namedObj
 	m := New(nil, nil, Options{})
 	m.ExpectObjects(
 		obj("v1", "ConfigMap", "x", "a"), obj("v1", "ConfigMap", "x", "b"), obj("v1", "ConfigMap", "y", "c"),

@@ -14,7 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-func prefetchObj(apiVersion, kind, ns, name string) *unstructured.Unstructured {
+// namedObj is an object of apiVersion and kind with a namespace and name
+// only.
+func namedObj(apiVersion, kind, ns, name string) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{}
 	u.SetAPIVersion(apiVersion)
 	u.SetKind(kind)
@@ -120,13 +122,13 @@ func TestPrefetch(t *testing.T) {
 	crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 	cms := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 	objs := []*unstructured.Unstructured{
-		prefetchObj("v1", "ConfigMap", "x", "a"), prefetchObj("v1", "ConfigMap", "x", "b"),
-		prefetchObj("v1", "ConfigMap", "y", "a"), // alone in y: a GET
-		prefetchObj("apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "a"),
-		prefetchObj("apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "b"),
-		prefetchObj("v1", "Secret", "x", "a"), prefetchObj("v1", "Secret", "x", "b"), // never listed
-		prefetchObj("apps/v1", "Deployment", "x", "a"),                                               // alone of its kind
-		prefetchObj("example.com/v1", "Foo", "", "a"), prefetchObj("example.com/v1", "Foo", "", "b"), // not served
+		namedObj("v1", "ConfigMap", "x", "a"), namedObj("v1", "ConfigMap", "x", "b"),
+		namedObj("v1", "ConfigMap", "y", "a"), // alone in y: a GET
+		namedObj("apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "a"),
+		namedObj("apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "b"),
+		namedObj("v1", "Secret", "x", "a"), namedObj("v1", "Secret", "x", "b"), // never listed
+		namedObj("apps/v1", "Deployment", "x", "a"),                                            // alone of its kind
+		namedObj("example.com/v1", "Foo", "", "a"), namedObj("example.com/v1", "Foo", "", "b"), // not served
 	}
 	m := New(nil, prefetchMapper(), Options{})
 	l := &recordingLister{}
@@ -160,7 +162,7 @@ func TestPrefetchBounded(t *testing.T) {
 	var objs []*unstructured.Unstructured
 	for _, k := range []string{"Aa", "Bb", "Cc", "Dd", "Ee", "Ff", "Gg", "Hh", "Ii", "Jj"} {
 		kinds = append(kinds, k)
-		objs = append(objs, prefetchObj("example.com/v1", k, "", "a"), prefetchObj("example.com/v1", k, "", "b"))
+		objs = append(objs, namedObj("example.com/v1", k, "", "a"), namedObj("example.com/v1", k, "", "b"))
 	}
 	m := New(nil, prefetchMapper(kinds...), Options{})
 	l := &recordingLister{hold: make(chan struct{})}
@@ -190,8 +192,8 @@ func TestPrefetchBounded(t *testing.T) {
 // first read that needs it.
 func TestPrefetchFailed(t *testing.T) {
 	objs := []*unstructured.Unstructured{
-		prefetchObj("apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "a"),
-		prefetchObj("apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "b"),
+		namedObj("apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "a"),
+		namedObj("apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "b"),
 	}
 	m := New(nil, prefetchMapper(), Options{})
 	l := &recordingLister{fail: true}
