@@ -37,10 +37,7 @@ func (u *CacheUse) preloadedDigest(ctx context.Context, fsys fs.FS) (d string, o
 	if pre == nil || !comparableFS(fsys) {
 		return "", false, nil
 	}
-	if fsys == nil {
-		fsys = payload.Embedded()
-	}
-	if pre.fsys != fsys {
+	if pre.fsys != payloadFS(fsys) {
 		return "", false, nil
 	}
 	select {

@@ -350,10 +350,7 @@ func resolve(ctx context.Context, opts Options) (*resolved, error) {
 	p := opts.Loaded
 	var cacheUse *CacheUse
 	if p == nil {
-		fsys := opts.Payload
-		if fsys == nil {
-			fsys = payload.Embedded()
-		}
+		fsys := payloadFS(opts.Payload)
 		lopts := payload.LoadOptions{ReleaseImage: opts.ReleaseImage, ClusterProfile: profile, Parsed: opts.Parsed}
 		if opts.Lean {
 			// The selection needs only the release's version; when it

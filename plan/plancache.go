@@ -119,10 +119,7 @@ func StartPreload(ctx context.Context, opts Options) Options {
 	if opts.PlanCache == nil || opts.Parsed != nil || opts.Loaded != nil || !comparableFS(opts.Payload) {
 		return opts
 	}
-	fsys := opts.Payload
-	if fsys == nil {
-		fsys = payload.Embedded()
-	}
+	fsys := payloadFS(opts.Payload)
 	pre := &Preload{store: opts.PlanCache, fsys: fsys, done: make(chan struct{}), digestDone: make(chan struct{})}
 	go func() {
 		defer close(pre.digestDone)
@@ -158,6 +155,15 @@ func (p *Preload) matches(store *plancache.Store, fsys fs.FS, lopts *payload.Loa
 	}
 	p.used = true
 	return true
+}
+
+// payloadFS is the payload Options.Payload names: fsys, or the embedded
+// one when nil.
+func payloadFS(fsys fs.FS) fs.FS {
+	if fsys == nil {
+		return payload.Embedded()
+	}
+	return fsys
 }
 
 // comparableFS reports whether two file systems can be compared with ==

@@ -61,10 +61,7 @@ func validate(ctx context.Context, opts Options, vopts ValidateOptions) ([]manif
 			return nil, err
 		}
 	}
-	fsys := opts.Payload
-	if fsys == nil {
-		fsys = payload.Embedded()
-	}
+	fsys := payloadFS(opts.Payload)
 	p := opts.Loaded
 	var findings []manifest.Finding
 	if p == nil {

@@ -6,7 +6,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // prefetchParallel is how many lists Prefetch reads at once.
@@ -36,17 +35,12 @@ func (m *Manager) Prefetch(ctx context.Context, objs []*unstructured.Unstructure
 	}
 	var todo []fetch
 	seen := map[listKey]bool{}
-	mappings := map[schema.GroupVersionKind]*meta.RESTMapping{}
 	for _, o := range objs {
+		// The Manager's mapper remembers each kind's answer, a kind the
+		// server does not serve too: no discovery read per object.
 		gvk := o.GroupVersionKind()
-		mapping, ok := mappings[gvk]
-		if !ok {
-			// As a read asks: a kind the server does not serve is
-			// remembered as no match, without reading discovery again.
-			mapping, _ = m.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-			mappings[gvk] = mapping
-		}
-		if mapping == nil {
+		mapping, err := m.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err != nil {
 			continue
 		}
 		ns := o.GetNamespace()
