@@ -56,8 +56,9 @@ func Start(ctx context.Context, cfg *rest.Config, opts StartOptions) (*Session, 
 	if opts.Plan.Preload == nil {
 		// The payload's fingerprint and cache entry while connecting and
 		// reading the profile and the record, which the rest of
-		// planning needs.
-		opts.Plan = plan.StartPreload(ctx, opts.Plan)
+		// planning needs. No digest: a caller that records the payload
+		// (apply) starts its own preload with it.
+		opts.Plan = plan.StartPreload(ctx, opts.Plan, false)
 	}
 	c, err := Connect(ctx, cfg, opts.Connect)
 	if err != nil {

@@ -106,16 +106,18 @@ type Preload struct {
 	digestErr  error
 }
 
-// errNotFingerprinted: the preload could not fingerprint the payload, so
-// made no digest either.
-var errNotFingerprinted = errors.New("payload not fingerprinted")
+// errNoDigest: the preload made no digest (it was not asked for one, or
+// could not fingerprint the payload).
+var errNoDigest = errors.New("no digest preloaded")
 
 // StartPreload starts the Preload of opts in the background and returns
 // opts with it (Options.Preload), for one Build of the same payload; opts
 // unchanged when there is nothing to preload (no plan cache, a parse
-// cache of the caller's, a loaded payload). ctx bounds the preload only:
-// the Build still needs its own.
-func StartPreload(ctx context.Context, opts Options) Options {
+// cache of the caller's, a loaded payload). With digest, it then makes
+// the payload's digest too, for a command that names the payload in the
+// record (apply); diff and status never ask for it. ctx bounds the
+// preload only: the Build still needs its own.
+func StartPreload(ctx context.Context, opts Options, digest bool) Options {
 	if opts.PlanCache == nil || opts.Parsed != nil || opts.Loaded != nil || !comparableFS(opts.Payload) {
 		return opts
 	}
@@ -128,8 +130,8 @@ func StartPreload(ctx context.Context, opts Options) Options {
 			pre.use.pre = pre
 		}
 		close(pre.done)
-		if pre.cache == nil {
-			pre.digestErr = errNotFingerprinted
+		if !digest || pre.cache == nil {
+			pre.digestErr = errNoDigest
 			return
 		}
 		// The record names the payload by this digest; a command

@@ -277,7 +277,7 @@ func TestPlanCacheChangedWhileRead(t *testing.T) {
 		var pc *planCache
 		var use *CacheUse
 		if preload {
-			pre = StartPreload(context.Background(), Options{Payload: fsys, PlanCache: store}).Preload
+			pre = StartPreload(context.Background(), Options{Payload: fsys, PlanCache: store}, true).Preload
 			<-pre.digestDone
 		} else {
 			pc, use, _ = openPlanCache(context.Background(), store, fsys, &lopts, nil)

@@ -28,7 +28,7 @@ func TestPreload(t *testing.T) {
 		{"the store changed after", func(o Options) Options { o.PlanCache = &plancache.Store{Dir: t.TempDir()}; return o }, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			opts := StartPreload(context.Background(), base)
+			opts := StartPreload(context.Background(), base, true)
 			if opts.Preload == nil {
 				t.Fatal("nothing preloaded")
 			}
@@ -69,7 +69,7 @@ func TestPreloadNotStarted(t *testing.T) {
 		"no plan cache": {},
 		"loaded":        {PlanCache: store, Loaded: loaded.Payload},
 	} {
-		if StartPreload(context.Background(), opts).Preload != nil {
+		if StartPreload(context.Background(), opts, true).Preload != nil {
 			t.Errorf("%s: preloaded", name)
 		}
 	}
@@ -106,7 +106,7 @@ func TestPreloadDigest(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := copyEmbedded(t)
 			fsys := os.DirFS(dir)
-			opts := StartPreload(ctx, Options{Payload: fsys, PlanCache: &plancache.Store{Dir: t.TempDir()}})
+			opts := StartPreload(ctx, Options{Payload: fsys, PlanCache: &plancache.Store{Dir: t.TempDir()}}, true)
 			<-opts.Preload.digestDone
 			before := opts.Preload.digest
 			if opts.Preload.digestErr != nil || before == "" {
@@ -144,5 +144,28 @@ func TestPreloadDigest(t *testing.T) {
 				t.Errorf("digest is the preload's: %v, want %v", fromPreload, tc.useFrom)
 			}
 		})
+	}
+}
+
+// TestPreloadWithoutDigest: a preload not asked for the digest makes
+// none, and the plan's digest is made as without a preload.
+func TestPreloadWithoutDigest(t *testing.T) {
+	ctx := context.Background()
+	fsys := os.DirFS(copyEmbedded(t))
+	opts := StartPreload(ctx, Options{Payload: fsys, PlanCache: &plancache.Store{Dir: t.TempDir()}}, false)
+	<-opts.Preload.digestDone
+	if opts.Preload.digest != "" || opts.Preload.digestErr != errNoDigest {
+		t.Fatalf("preload digest %q, %v; want none", opts.Preload.digest, opts.Preload.digestErr)
+	}
+	p, err := Build(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := p.PayloadDigest(ctx, fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, _ := payload.Digest(ctx, fsys); got != want {
+		t.Errorf("PayloadDigest %s, payload.Digest %s", got, want)
 	}
 }

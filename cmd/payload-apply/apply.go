@@ -125,9 +125,10 @@ func (o *applyOptions) Run(parent context.Context, s IOStreams) error {
 	// The timeout covers connecting and planning too.
 	ctx, cancel := context.WithTimeout(parent, o.timeout)
 	defer cancel()
-	// Fingerprinting the payload for the plan cache does not need the
-	// cluster: it runs while the cluster is found and connected to.
-	o.opts = plan.StartPreload(ctx, o.opts)
+	// Fingerprinting the payload for the plan cache, and its digest for
+	// the record, do not need the cluster: they run while the cluster is
+	// found and connected to.
+	o.opts = plan.StartPreload(ctx, o.opts, true)
 	cfg, err := o.kube.restConfig(ctx, s)
 	if err != nil {
 		return err
