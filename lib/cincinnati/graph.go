@@ -111,13 +111,17 @@ func invalid(format string, args ...any) *Error {
 // Parse reads a graph from r within lim and checks it (Validate). The
 // graph is read as a stream: memory follows the counts lim allows, never
 // more. An error is an *Error with reason ResponseInvalid naming the node,
-// edge or conditional edge (by index) and what is wrong.
+// edge or conditional edge (by index) and what is wrong, or
+// ResponseFailed when r failed.
 func Parse(r io.Reader, lim Limits) (*Graph, error) {
 	lim = lim.withDefaults()
 	cr := &countingReader{r: io.LimitReader(r, lim.MaxBytes+1)}
 	g, err := decode(json.NewDecoder(cr), lim)
 	if cr.n > lim.MaxBytes {
 		return nil, invalid("the graph is larger than %d bytes", lim.MaxBytes)
+	}
+	if err != nil && cr.err != nil {
+		return nil, &Error{Reason: ReasonResponseFailed, Message: "reading the graph: " + cr.err.Error(), Err: cr.err}
 	}
 	if err != nil {
 		var e *Error
@@ -132,14 +136,19 @@ func Parse(r io.Reader, lim Limits) (*Graph, error) {
 	return g, nil
 }
 
+// countingReader counts what it reads and keeps a read error.
 type countingReader struct {
-	r io.Reader
-	n int64
+	r   io.Reader
+	n   int64
+	err error
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += int64(n)
+	if err != nil && err != io.EOF {
+		c.err = err
+	}
 	return n, err
 }
 
