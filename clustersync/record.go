@@ -114,6 +114,10 @@ type Release struct {
 	// not checked (the history entry says verified: false and accepts no
 	// risk for it).
 	Verification *Verification
+	// AcceptedRisks are risks accepted to choose the release (a
+	// conditional update's risks its administrators accepted): the
+	// history entry records them with the others.
+	AcceptedRisks []string
 }
 
 // Verification is the outcome of checking a payload's signatures against
