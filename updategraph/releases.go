@@ -34,14 +34,21 @@ const (
 type Reader struct {
 	client *registry.Client
 	mu     sync.Mutex
-	seen   map[string]*Release // by digest; nil: not a release image
+	seen   map[string]seen // by digest
 	// Reads counts the images read (not from memory).
 	reads int
 }
 
+// seen is what an image is: a release, not one (nil), or one in error
+// (its content: reading it again would say the same).
+type seen struct {
+	rel *Release
+	err error
+}
+
 // NewReader returns a Reader that talks to registries through client.
 func NewReader(client *registry.Client) *Reader {
-	return &Reader{client: client, seen: map[string]*Release{}}
+	return &Reader{client: client, seen: map[string]seen{}}
 }
 
 // Reads returns how many images were read from the registry.
@@ -122,11 +129,13 @@ func (rd *Reader) image(ctx context.Context, tag name.Tag) (*Release, error) {
 	rd.mu.Lock()
 	known, ok := rd.seen[digest]
 	rd.mu.Unlock()
-	if ok {
-		if known == nil {
-			return nil, nil
-		}
-		rel := *known
+	switch {
+	case ok && known.err != nil:
+		return nil, fmt.Errorf("%s: %w", tag, known.err)
+	case ok && known.rel == nil:
+		return nil, nil
+	case ok:
+		rel := *known.rel
 		rel.Source = tag.String()
 		return &rel, nil
 	}
@@ -139,45 +148,55 @@ func (rd *Reader) image(ctx context.Context, tag name.Tag) (*Release, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: config: %w", tag, err)
 	}
-	label := cf.Config.Labels[image.ReleaseLabel]
-	var rel *Release
-	if label != "" {
+	var s seen
+	if label := cf.Config.Labels[image.ReleaseLabel]; label != "" {
 		pulled, err := rd.client.Pull(ctx, pinned, image.LoadOptions{}, "")
 		if err != nil {
 			return nil, err
 		}
-		rel, err = release(tag.String(), pulled.FS, label)
-		if err != nil {
-			return nil, err
-		}
-		rel.Payload, rel.Digest, rel.Arch = pinned.String(), digest, cf.Architecture
-		if res.MediaType.IsIndex() {
-			rel.Arch = "multi"
-		}
-		if rel.Arch == "" {
-			return nil, fmt.Errorf("%s: the image's config names no architecture", tag)
+		s.rel, s.err = release("", pulled.FS, label)
+		if s.err == nil {
+			s.rel.Payload, s.rel.Digest, s.rel.Arch = pinned.String(), digest, cf.Architecture
+			if res.MediaType.IsIndex() {
+				s.rel.Arch = "multi"
+			}
+			if s.rel.Arch == "" {
+				s.rel, s.err = nil, errors.New("the image's config names no architecture")
+			}
 		}
 	}
 	rd.mu.Lock()
-	rd.seen[digest] = rel
+	rd.seen[digest] = s
 	rd.reads++
 	rd.mu.Unlock()
-	return rel, nil
+	if s.err != nil {
+		return nil, fmt.Errorf("%s: %w", tag, s.err)
+	}
+	if s.rel == nil {
+		return nil, nil
+	}
+	rel := *s.rel
+	rel.Source = tag.String()
+	return &rel, nil
 }
 
 // release reads release-manifests/release-metadata of a payload; label,
 // when set, is the version the image says it is.
 func release(source string, fsys fs.FS, label string) (*Release, error) {
+	prefix := ""
+	if source != "" {
+		prefix = source + ": "
+	}
 	data, err := fs.ReadFile(fsys, "release-manifests/release-metadata")
 	if err != nil {
-		return nil, fmt.Errorf("%s: release-manifests/release-metadata: %w", source, err)
+		return nil, fmt.Errorf("%srelease-manifests/release-metadata: %w", prefix, err)
 	}
 	md, err := payload.ParseReleaseMetadata(data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: release-manifests/release-metadata: %w", source, err)
+		return nil, fmt.Errorf("%srelease-manifests/release-metadata: %w", prefix, err)
 	}
 	if label != "" && label != md.Version {
-		return nil, fmt.Errorf("%s: release-manifests/release-metadata: version %s, but the image's %s label says %s", source, md.Version, image.ReleaseLabel, label)
+		return nil, fmt.Errorf("%srelease-manifests/release-metadata: version %s, but the image's %s label says %s", prefix, md.Version, image.ReleaseLabel, label)
 	}
 	rel := &Release{Version: md.Semver, Previous: md.Previous, Next: md.Next, Source: source, Metadata: map[string]string{}}
 	var bad []string
@@ -191,7 +210,7 @@ func release(source string, fsys fs.FS, label string) (*Release, error) {
 	}
 	if len(bad) > 0 {
 		sort.Strings(bad)
-		return nil, fmt.Errorf("%s: release-manifests/release-metadata: metadata %s: want strings (the update service's metadata are strings)", source, strings.Join(bad, ", "))
+		return nil, fmt.Errorf("%srelease-manifests/release-metadata: metadata %s: want strings (the update service's metadata are strings)", prefix, strings.Join(bad, ", "))
 	}
 	return rel, nil
 }
