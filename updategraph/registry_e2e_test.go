@@ -217,4 +217,3 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
-
