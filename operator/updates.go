@@ -314,9 +314,15 @@ func (u *updater) write(ctx context.Context, client rest.Interface, cv *configv1
 		equality.Semantic.DeepEqual(next.Conditions, cv.Status.Conditions) {
 		return nil
 	}
+	// A merge patch's null removes a field, and availableUpdates is
+	// required: none is an empty list.
+	available := next.AvailableUpdates
+	if available == nil {
+		available = []configv1.Release{}
+	}
 	patch, err := json.Marshal(map[string]any{
 		"metadata": map[string]any{"resourceVersion": cv.ResourceVersion},
-		"status":   map[string]any{"availableUpdates": next.AvailableUpdates, "conditionalUpdates": next.ConditionalUpdates, "conditions": next.Conditions},
+		"status":   map[string]any{"availableUpdates": available, "conditionalUpdates": next.ConditionalUpdates, "conditions": next.Conditions},
 	})
 	if err != nil {
 		return err
