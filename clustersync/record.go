@@ -144,6 +144,12 @@ func (r Release) risk(version string) string {
 	return fmt.Sprintf("The release %s (%s) cannot be verified, and was applied anyway: %s", version, r.Image, reason)
 }
 
+// risks returns the accepted risks of choosing the release: an
+// unverified payload's, then AcceptedRisks.
+func (r Release) risks(version string) []string {
+	return append([]string{r.risk(version)}, r.AcceptedRisks...)
+}
+
 func (r Release) verified() bool { return r.Verification != nil && r.Verification.Verified }
 
 // joinRisks joins accepted risks with a newline, as the CVO does.
