@@ -114,6 +114,10 @@ type Release struct {
 	// not checked (the history entry says verified: false and accepts no
 	// risk for it).
 	Verification *Verification
+	// AcceptedRisks are risks accepted to choose the release (a
+	// conditional update's risks its administrators accepted): the
+	// history entry records them with the others.
+	AcceptedRisks []string
 }
 
 // Verification is the outcome of checking a payload's signatures against
@@ -138,6 +142,12 @@ func (r Release) risk(version string) string {
 		reason = "its signatures were not verified"
 	}
 	return fmt.Sprintf("The release %s (%s) cannot be verified, and was applied anyway: %s", version, r.Image, reason)
+}
+
+// risks returns the accepted risks of choosing the release: an
+// unverified payload's, then AcceptedRisks.
+func (r Release) risks(version string) []string {
+	return append([]string{r.risk(version)}, r.AcceptedRisks...)
 }
 
 func (r Release) verified() bool { return r.Verification != nil && r.Verification.Verified }

@@ -147,6 +147,10 @@ func TestReleaseRisk(t *testing.T) {
 	if got := joinRisks("", "a", "", "b"); got != "a\nb" {
 		t.Errorf("joinRisks: %q", got)
 	}
+	r.AcceptedRisks = []string{"The update to 4.22.1 is exposed to the risks A, which the cluster's administrators accepted."}
+	if got := joinRisks(r.risks("4.22.1")...); got != "The release 4.22.1 (x@sha256:1) cannot be verified, and was applied anyway: no signature found\n"+r.AcceptedRisks[0] {
+		t.Errorf("with accepted risks: %q", got)
+	}
 }
 
 // TestCapabilitiesOf: enabled capabilities stay enabled, the plan's

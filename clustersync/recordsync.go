@@ -60,7 +60,7 @@ func startRecord(ctx context.Context, c *Cluster, p *plan.Plan, opts ApplyOption
 	if opts.KeepReleaseAccepted {
 		base.Accepted = nil
 	}
-	risks := []string{opts.Release.risk(clusterversion.VersionName(release))}
+	risks := opts.Release.risks(clusterversion.VersionName(release))
 	if u := st.upgrade; u != nil {
 		risks = append([]string{u.Summary.AcceptedRisks}, risks...)
 		base.Capabilities = u.Capabilities

@@ -4,8 +4,9 @@
 #   - from Debian: skopeo (reads and copies images, a client nobody here
 #     wrote), docker-registry (CNCF distribution: the real registry the
 #     registry tests push to and pull from), gnupg (gpg: makes the CVO-style
-#     signatures the verification tests check) and faketime (gpg keys that
-#     have already expired);
+#     signatures the verification tests check), faketime (gpg keys that
+#     have already expired) and prometheus (the server the update-risk tests
+#     evaluate PromQL rules against, scraping the operator's /metrics);
 #   - cosign, built from the Go module proxy at COSIGN_VERSION into
 #     _output/bin (about 6 minutes cold on 2 cores, once; the version is
 #     recorded beside it, so changing COSIGN_VERSION rebuilds it).
@@ -23,7 +24,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${TEST_TOOLS_BIN:-$root/_output/bin}
 
 need=()
-for pair in skopeo:skopeo docker-registry:docker-registry gpg:gnupg faketime:faketime; do
+for pair in skopeo:skopeo docker-registry:docker-registry gpg:gnupg faketime:faketime prometheus:prometheus; do
 	command -v "${pair%%:*}" >/dev/null 2>&1 || need+=("${pair#*:}")
 done
 sudo=""
@@ -45,8 +46,8 @@ if [ ${#need[@]} -gt 0 ]; then
 	export DEBIAN_FRONTEND=noninteractive
 	echo "install-test-deps: installing ${need[*]} (apt-get)"
 	$sudo apt-get update -qq
-	# The docker-registry package would start a registry service where a
-	# service manager runs; the tests start their own and need none.
+	# The docker-registry and prometheus packages would start services
+	# where a service manager runs; the tests start their own and need none.
 	$sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 

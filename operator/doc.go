@@ -32,6 +32,20 @@
 // seen through a watch (an informer, not polling), starts a pass at once.
 // The ClusterOperators are watched the same way, for the metrics.
 //
+// Which release next (updates.go): beside the passes, the leader asks the
+// update service of the record's spec.upstream for spec.channel (the
+// cluster's id, architecture and version; lib/updateservice, with
+// backoff) every Options.Updates.Interval and at once when the spec
+// changes, evaluates the risks of the conditional updates against
+// Prometheus (lib/clustercondition: each rule once per period) and writes
+// status.availableUpdates, status.conditionalUpdates (each with its
+// Recommended condition) and RetrievedUpdates, only when they change; a
+// service that fails keeps the updates it gave last (RetrievedUpdates
+// False). A spec.desiredUpdate naming a version without an image resolves
+// through them: a conditional update that is not recommended is refused
+// unless its risks are in spec.desiredUpdate.acceptRisks, and the
+// accepted risks are recorded in the history.
+//
 // Observability: Handler serves /healthz, /readyz and /metrics
 // (Prometheus, client_golang), with the CVO's metric names where they
 // overlap (cluster_version, cluster_operator_up,
@@ -41,5 +55,7 @@
 // requests and writes, drift, leadership). Logs are structured klog lines
 // through the context's logger.
 //
-// May import: clustersync, lib/requests, lib/resourceapply, plan.
+// May import: clustersync, lib/cincinnati, lib/clustercondition,
+// lib/clusterversion, lib/requests, lib/resourceapply, lib/updateservice,
+// plan.
 package operator

@@ -3,6 +3,7 @@ package operator
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	configv1 "github.com/openshift/api/config/v1"
@@ -43,6 +44,13 @@ func (o *Operator) lead(work context.Context, abort <-chan struct{}) {
 	l := &leader{o: o, payloads: map[string]*Payload{}}
 	if !l.connect(work) {
 		return
+	}
+	if client, err := updatesClient(o.opts.Cluster, o.updateRequests); err != nil {
+		logger.Info("Cannot learn the cluster's updates", "err", err)
+	} else {
+		var polling sync.WaitGroup
+		polling.Go(func() { l.pollUpdates(work, client) })
+		defer polling.Wait()
 	}
 	next := time.Duration(0)
 	for {

@@ -17,6 +17,8 @@ var (
 			"desired a spec.desiredUpdate not reached yet, failure the time Failing became True, completed the last completed update's completion time, "+
 			"cluster the ClusterVersion's creation time at the current version, updating the start of an update in progress, initial the oldest history entry.",
 		[]string{"type", "version", "image", "from_version"}, nil)
+	availableUpdatesDesc = prometheus.NewDesc("cluster_version_available_updates",
+		"Report the count of available versions for an upstream and channel.", []string{"upstream", "channel"}, nil)
 	capabilityDesc = prometheus.NewDesc("cluster_version_capability",
 		"Report currently enabled cluster capabilities. 0 is disabled, and 1 is enabled.", []string{"name"}, nil)
 	operatorUpDesc = prometheus.NewDesc("cluster_operator_up",
@@ -43,7 +45,7 @@ type clusterCollector struct {
 
 // Describe sends the descriptions.
 func (c *clusterCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{clusterVersionDesc, capabilityDesc, operatorUpDesc, operatorConditionsDesc, transitionsDesc} {
+	for _, d := range []*prometheus.Desc{clusterVersionDesc, availableUpdatesDesc, capabilityDesc, operatorUpDesc, operatorConditionsDesc, transitionsDesc} {
 		ch <- d
 	}
 }
@@ -189,6 +191,9 @@ func collectClusterVersion(ch chan<- prometheus.Metric, cv *configv1.ClusterVers
 	}
 	if len(h) > 0 && h[0].State == configv1.PartialUpdate {
 		ch <- gauge(clusterVersionDesc, float64(h[0].StartedTime.Unix()), "updating", h[0].Version, h[0].Image, completed.Version)
+	}
+	if cv.Spec.Upstream != "" || cv.Spec.Channel != "" {
+		ch <- gauge(availableUpdatesDesc, float64(len(cv.Status.AvailableUpdates)), string(cv.Spec.Upstream), cv.Spec.Channel)
 	}
 	enabled := map[configv1.ClusterVersionCapability]bool{}
 	for _, c := range cv.Status.Capabilities.EnabledCapabilities {

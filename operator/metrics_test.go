@@ -24,6 +24,7 @@ type recordCollector struct {
 func (c recordCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- clusterVersionDesc
 	ch <- capabilityDesc
+	ch <- availableUpdatesDesc
 	ch <- operatorUpDesc
 	ch <- operatorConditionsDesc
 }
@@ -39,6 +40,8 @@ func TestClusterVersionMetrics(t *testing.T) {
 	cv.CreationTimestamp = at(100)
 	cv.Spec.DesiredUpdate = &configv1.Update{Version: "4.22.1", Image: "b"}
 	cv.Status.Desired = configv1.Release{Version: "4.22.1", Image: "b"}
+	cv.Spec.Upstream, cv.Spec.Channel = "https://updates.example.com/graph", "stable-4.22"
+	cv.Status.AvailableUpdates = []configv1.Release{{Version: "4.22.2"}, {Version: "4.22.3"}}
 	cv.Status.History = []configv1.UpdateHistory{
 		{State: configv1.PartialUpdate, Version: "4.22.1", Image: "b", StartedTime: at(300)},
 		{State: configv1.CompletedUpdate, Version: "4.22.0", Image: "a", StartedTime: at(150), CompletionTime: &done},
@@ -60,13 +63,16 @@ cluster_operator_conditions{condition="Failing",name="version",reason="ClusterOp
 # HELP cluster_operator_up 1 if a cluster operator is Available=True. 0 otherwise, including if a cluster operator sets no Available condition. The 'version' label tracks the 'operator' version. The 'reason' label is passed through from the Available condition, unless the cluster operator sets no Available condition, in which case NoAvailableCondition is used.
 # TYPE cluster_operator_up gauge
 cluster_operator_up{name="version",reason="Done",version="4.22.0"} 1
+# HELP cluster_version_available_updates Report the count of available versions for an upstream and channel.
+# TYPE cluster_version_available_updates gauge
+cluster_version_available_updates{channel="stable-4.22",upstream="https://updates.example.com/graph"} 2
 # HELP cluster_version_capability Report currently enabled cluster capabilities. 0 is disabled, and 1 is enabled.
 # TYPE cluster_version_capability gauge
 cluster_version_capability{name="Console"} 0
 cluster_version_capability{name="baremetal"} 1
 `
 	c := recordCollector{cv: cv, cur: current(cv, configv1.Release{Version: "4.22.0", Image: "a"})}
-	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "cluster_operator_conditions", "cluster_operator_up", "cluster_version_capability"); err != nil {
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "cluster_operator_conditions", "cluster_operator_up", "cluster_version_available_updates", "cluster_version_capability"); err != nil {
 		t.Error(err)
 	}
 	got := map[string]float64{}

@@ -35,11 +35,14 @@ type Operator struct {
 	metrics  *metrics
 	// apiRequests counts the requests of the managed cluster's apply
 	// client, watchRequests those of its watches, leaseRequests those of
-	// the Lease's client.
-	apiRequests                  *counters
-	watchRequests, leaseRequests *requests.Counter
-	health                       *leaderelection.HealthzAdaptor
-	lease                        *leaseContact
+	// the Lease's client, updateRequests the record's writes of its
+	// updates.
+	apiRequests                                  *counters
+	watchRequests, leaseRequests, updateRequests *requests.Counter
+	// updates learns the cluster's updates (updates.go).
+	updates *updater
+	health  *leaderelection.HealthzAdaptor
+	lease   *leaseContact
 
 	mu   sync.Mutex
 	last *PassReport
@@ -61,12 +64,18 @@ func New(ctx context.Context, opts Options) (*Operator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("operator: the payload: %w", err)
 	}
+	updates, err := newUpdater(opts)
+	if err != nil {
+		return nil, fmt.Errorf("operator: updates: %w", err)
+	}
 	o := &Operator{
-		opts:          opts,
-		registry:      prometheus.NewRegistry(),
-		apiRequests:   &counters{},
-		watchRequests: &requests.Counter{},
-		leaseRequests: &requests.Counter{},
+		opts:           opts,
+		registry:       prometheus.NewRegistry(),
+		apiRequests:    &counters{},
+		watchRequests:  &requests.Counter{},
+		leaseRequests:  &requests.Counter{},
+		updateRequests: &requests.Counter{},
+		updates:        updates,
 		// A leader whose renewals are overdue by more than this is
 		// unhealthy: the kubelet restarts it.
 		health: leaderelection.NewLeaderHealthzAdaptor(opts.LeaseDuration),
@@ -79,6 +88,7 @@ func New(ctx context.Context, opts Options) (*Operator, error) {
 	}
 	o.apiRequests.track("watch", o.watchRequests)
 	o.apiRequests.track("lease", o.leaseRequests)
+	o.apiRequests.track("updates", o.updateRequests)
 	return o, nil
 }
 

@@ -78,6 +78,10 @@ type Options struct {
 	// Sink receives the engine's events of every pass, besides the
 	// Operator's own accounting. Nil: none.
 	Sink clustersync.Sink
+
+	// Updates say how the leader learns the cluster's updates from the
+	// update service of spec.upstream (updates.go).
+	Updates UpdateOptions
 }
 
 // Defaults of Options.

@@ -19,7 +19,9 @@ const (
 	// be opened or is not verified.
 	ReasonRetrievePayload = "RetrievePayload"
 	// ReasonVersionNotFound: the request names a version without an
-	// image, and the record's availableUpdates do not list it.
+	// image, and the record's availableUpdates and conditionalUpdates do
+	// not list it. (A conditional update that is not recommended is
+	// refused with its Recommended condition's reason: updates.go.)
 	ReasonVersionNotFound = "VersionNotFound"
 	// ReasonPlanFailed: the requested release cannot be planned for the
 	// cluster (no release version, a manifest in error).
@@ -40,16 +42,11 @@ const (
 func (l *leader) upgrade(ctx context.Context, cv *configv1.ClusterVersion, req configv1.Update, abort <-chan struct{}) *PassReport {
 	o := l.o
 	logger := klog.FromContext(ctx)
+	var risks []string
 	if req.Image == "" {
-		for _, u := range cv.Status.AvailableUpdates {
-			if u.Version == req.Version && u.Image != "" {
-				req.Image = u.Image
-				break
-			}
-		}
-		if req.Image == "" {
-			return l.reject(ctx, configv1.Release{Version: req.Version}, ReasonVersionNotFound,
-				fmt.Sprintf("No image is known for version %s: the record's availableUpdates do not list it; set spec.desiredUpdate.image", req.Version))
+		var rej *RejectedError
+		if req, risks, rej = o.updates.resolve(ctx, cv, req); rej != nil {
+			return l.reject(ctx, configv1.Release{Version: req.Version}, rej.Reason, rej.Message)
 		}
 	}
 	target := configv1.Release{Version: req.Version, Image: req.Image}
@@ -66,7 +63,7 @@ func (l *leader) upgrade(ctx context.Context, cv *configv1.ClusterVersion, req c
 		return nil
 	}
 	in := clustersync.UpgradeInput{From: o.planOptions(from), To: o.planOptions(to),
-		Release: clustersync.Release{Image: req.Image, Verification: to.Verification}}
+		Release: clustersync.Release{Image: req.Image, Verification: to.Verification, AcceptedRisks: risks}}
 	if req.Force {
 		in.Force = []string{clustersync.ForceAll}
 	}

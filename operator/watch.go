@@ -33,25 +33,31 @@ type watcher struct {
 	started bool
 	cv, co  cache.SharedIndexInformer
 
-	// changed gets a value (without blocking) when the ClusterVersion's
-	// generation changes: its spec was edited.
-	changed chan struct{}
+	// changed and updates get a value (without blocking) when the
+	// ClusterVersion's generation changes: its spec was edited (the
+	// passes' loop and the updates' loop).
+	changed, updates chan struct{}
 	// onOperator is called with each ClusterOperator update.
 	onOperator func(old, cur *configv1.ClusterOperator)
 }
 
-// newWatcher makes a watcher with a client of cfg for config.openshift.io/v1.
-func newWatcher(cfg *rest.Config, onOperator func(old, cur *configv1.ClusterOperator)) (*watcher, error) {
+// configClient returns a REST client of cfg for config.openshift.io/v1.
+func configClient(cfg *rest.Config) (*rest.RESTClient, error) {
 	scheme := runtime.NewScheme()
 	if err := configv1.Install(scheme); err != nil {
-		return nil, fmt.Errorf("watch: %w", err)
+		return nil, err
 	}
 	cfg = rest.CopyConfig(cfg)
 	cfg.GroupVersion = &configv1.GroupVersion
 	cfg.APIPath = "/apis"
 	cfg.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
 	cfg.ContentType = runtime.ContentTypeJSON
-	client, err := rest.RESTClientFor(cfg)
+	return rest.RESTClientFor(cfg)
+}
+
+// newWatcher makes a watcher with a client of cfg for config.openshift.io/v1.
+func newWatcher(cfg *rest.Config, onOperator func(old, cur *configv1.ClusterOperator)) (*watcher, error) {
+	client, err := configClient(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("watch: client: %w", err)
 	}
@@ -59,7 +65,7 @@ func newWatcher(cfg *rest.Config, onOperator func(old, cur *configv1.ClusterOper
 	if err != nil {
 		return nil, fmt.Errorf("watch: discovery: %w", err)
 	}
-	return &watcher{client: client, disco: disco, changed: make(chan struct{}, 1), onOperator: onOperator}, nil
+	return &watcher{client: client, disco: disco, changed: make(chan struct{}, 1), updates: make(chan struct{}, 1), onOperator: onOperator}, nil
 }
 
 // ensure starts the informers once the cluster serves ClusterVersions and
@@ -132,9 +138,11 @@ func (w *watcher) ensure(ctx context.Context) error {
 }
 
 func (w *watcher) notify() {
-	select {
-	case w.changed <- struct{}{}:
-	default:
+	for _, c := range []chan struct{}{w.changed, w.updates} {
+		select {
+		case c <- struct{}{}:
+		default:
+		}
 	}
 }
 

@@ -2,7 +2,7 @@
 // OpenShift release payloads. Run `payload-apply help` for the commands.
 //
 // May import: clustersync, components/..., lib/..., operator/..., payload,
-// plan, profiles, releaseinfo, upgrade.
+// plan, profiles, releaseinfo, updategraph, upgrade.
 package main
 
 import (

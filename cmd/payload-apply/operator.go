@@ -55,6 +55,18 @@ leader keeps the managed cluster at its release.
     changes nothing else; the release the cluster runs is still
     reconciled, and the request is judged again every pass.
 
+Updates: the leader asks the update service of the ClusterVersion's
+spec.upstream for spec.channel (as the CVO asks Red Hat's, or the one
+'payload-apply update-graph --serve' runs) every --resync, and at once
+when the spec changes, and writes status.availableUpdates,
+status.conditionalUpdates (each risk judged against the cluster's
+Prometheus, --prometheus-url: a risk whose rule matches makes its update
+not recommended, one whose rule cannot be evaluated too) and the
+RetrievedUpdates condition (an upstream that fails keeps the updates it
+gave last). A spec.desiredUpdate naming a version without an image
+resolves through them; a not recommended one is refused unless
+spec.desiredUpdate.acceptRisks names its risks, recorded in the history.
+
 Clusters: the managed cluster is --kubeconfig (and the other kubeconfig
 flags), else $KUBECONFIG, else ~/.kube/config, else the pod's in-cluster
 configuration. The Lease lives in --lease-namespace/--lease-name of the
@@ -109,6 +121,9 @@ credentials are refused.`,
 			fs.IntVar(&o.parallelism, "parallelism", clustersync.DefaultParallelism, "graph nodes applied at once while installing or updating")
 			fs.IntVar(&o.reconcileParallelism, "reconcile-parallelism", operator.DefaultReconcileParallelism, "graph nodes applied at once while reconciling (the CVO's 2)")
 			fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":9099", `address of /healthz, /readyz and /metrics; "0" turns them off`)
+			fs.StringVar(&o.updates.PrometheusURL, "prometheus-url", "", "Prometheus HTTP API the update risks' PromQL rules are evaluated against (OpenShift: the Thanos querier, https://thanos-querier.openshift-monitoring.svc:9091); none: such rules fail to evaluate")
+			fs.StringVar(&o.updates.PrometheusCAFile, "prometheus-ca-file", "", "CA certificate (PEM) of --prometheus-url, besides the system's")
+			fs.StringVar(&o.updates.PrometheusTokenFile, "prometheus-token-file", "", "file holding the bearer token sent to --prometheus-url (read at each query)")
 			o.verify.addFlags(fs)
 			o.manifests.addFlags(fs)
 			o.image.addFlags(fs)
@@ -124,6 +139,7 @@ type operatorOptions struct {
 	kube                                       kubeFlags
 	leaseKubeconfig, leaseNamespace, leaseName string
 	identity, metricsAddr                      string
+	updates                                    operator.UpdateOptions
 	leaseDuration, renewDeadline, retryPeriod  time.Duration
 	resync, passTimeout                        time.Duration
 	parallelism, reconcileParallelism          int
@@ -213,6 +229,7 @@ func (o *operatorOptions) Run(ctx context.Context, s IOStreams) error {
 	opts.LeaseDuration, opts.RenewDeadline, opts.RetryPeriod = o.leaseDuration, o.renewDeadline, o.retryPeriod
 	opts.Resync, opts.PassTimeout = o.resync, o.passTimeout
 	opts.Parallelism, opts.ReconcileParallelism = o.parallelism, o.reconcileParallelism
+	opts.Updates = o.updates
 	opts.Start = clustersync.StartOptions{Connect: clustersync.ConnectOptions{Secrets: secretsOf(ctx)}, Plan: o.opts}
 	// The operator's own payload is verified before it campaigns; a
 	// release the record names, before it is planned.

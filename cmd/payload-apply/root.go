@@ -47,7 +47,7 @@ type runner interface {
 }
 
 func commands() []*command {
-	cmds := []*command{applyCommand(), buildCommand(), completionCommand(), diffCommand(), extractCommand(), graphCommand(), infoCommand(), operatorCommand(), profilesCommand(), rbacCommand(), renderCommand(), signCommand(), statusCommand(), upgradeCommand(), validateCommand(), verifyCommand(), versionCommand()}
+	cmds := []*command{applyCommand(), buildCommand(), completionCommand(), diffCommand(), extractCommand(), graphCommand(), infoCommand(), operatorCommand(), profilesCommand(), rbacCommand(), renderCommand(), signCommand(), statusCommand(), updateGraphCommand(), upgradeCommand(), validateCommand(), verifyCommand(), versionCommand()}
 	sort.Slice(cmds, func(i, j int) bool { return cmds[i].name < cmds[j].name })
 	return cmds
 }

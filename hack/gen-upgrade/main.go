@@ -6,9 +6,13 @@
 //	go run ./hack/gen-upgrade -version 4.22.1 -o /tmp/payload-4.22.1
 //	go run ./hack/gen-upgrade -version 4.23.0 -o /tmp/payload-4.23.0
 //	go run ./hack/gen-upgrade -bump -from payload -version 4.22.1 -o /tmp/builtin-4.22.1
+//	go run ./hack/gen-upgrade -bump -from payload -version 4.22.2 -previous 4.22.0,4.22.1 -o /tmp/builtin-4.22.2
 //
 // -bump changes the version only (genupgrade.Bump), of any payload: above,
-// the one built into payload-apply (its files in ./payload).
+// the one built into payload-apply (its files in ./payload). -previous
+// lists the versions that update into it (default: -from's version),
+// -channels the channels its metadata names (genupgrade.Release): the
+// releases of an update graph (payload-apply update-graph).
 //
 // -from is the payload to start from (default ../shared/testdata/ocp-payload).
 //
@@ -19,6 +23,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/payload-apply/payload-apply/internal/genupgrade"
 )
@@ -28,10 +33,27 @@ func main() {
 	version := flag.String("version", "", "the release version of B, e.g. 4.22.1")
 	out := flag.String("o", "", "output directory (created)")
 	bump := flag.Bool("bump", false, "change the version only")
+	previous := flag.String("previous", "", "with -bump: the versions that update into it, comma-separated (default: -from's version)")
+	channels := flag.String("channels", "", "with -bump: the channels its metadata names, comma-separated")
 	flag.Parse()
 	if *out == "" || *version == "" || flag.NArg() > 0 {
 		fmt.Fprintln(os.Stderr, "usage: gen-upgrade -version V -o DIR [-from DIR] [-bump]")
 		os.Exit(2)
+	}
+	if *bump && (*previous != "" || *channels != "") {
+		md := genupgrade.Metadata{Version: *version, Previous: strings.Split(*previous, ",")}
+		if *previous == "" {
+			md.Previous = nil
+		}
+		if *channels != "" {
+			md.Metadata = map[string]string{"io.openshift.upgrades.graph.release.channels": *channels}
+		}
+		if err := genupgrade.Release(*from, *out, md); err != nil {
+			fmt.Fprintln(os.Stderr, "gen-upgrade:", err)
+			os.Exit(1)
+		}
+		fmt.Printf("%s: release %s (previous %s), the same files\n", *out, *version, *previous)
+		return
 	}
 	if *bump {
 		prev, err := genupgrade.Bump(*from, *out, *version)

@@ -20,7 +20,8 @@
 //     implicitly.
 //
 // Bump makes the simplest B of any payload (the built-in one too): the
-// same files at another version.
+// same files at another version. Release is Bump with the metadata an
+// update graph needs (previous, next, channels).
 //
 // The test of upgrades and hack/gen-upgrade use it.
 //
@@ -188,6 +189,41 @@ func Bump(src, dst, version string) (string, error) {
 		err = fmt.Errorf("%s: release-manifests/release-metadata: missing, or without a version", src)
 	}
 	return v.Previous, err
+}
+
+// Metadata is a release-metadata file's content (cincinnati-metadata-v0).
+type Metadata struct {
+	// Version is the release's version; Previous and Next the versions
+	// that update into it and that it updates into.
+	Version        string
+	Previous, Next []string
+	// Metadata is the free-form part (url, the channels, edge edits).
+	Metadata map[string]string
+}
+
+// Release writes the payload at src to dst as Bump does, with md as its
+// release-metadata: the releases of an update graph (Previous nil: src's
+// version, as Bump; empty: none).
+func Release(src, dst string, md Metadata) error {
+	prev, err := Bump(src, dst, md.Version)
+	if err != nil {
+		return err
+	}
+	if md.Previous == nil {
+		md.Previous = []string{prev}
+	}
+	out := map[string]any{"kind": "cincinnati-metadata-v0", "version": md.Version, "previous": md.Previous}
+	if len(md.Next) > 0 {
+		out["next"] = md.Next
+	}
+	if len(md.Metadata) > 0 {
+		out["metadata"] = md.Metadata
+	}
+	data, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFile(filepath.Join(dst, "release-manifests", "release-metadata"), append(data, '\n'))
 }
 
 func writeFile(name string, data []byte) error {

@@ -35,3 +35,26 @@ func TestBump(t *testing.T) {
 		t.Error("Bump of a directory without a payload: no error")
 	}
 }
+
+func TestRelease(t *testing.T) {
+	dst := filepath.Join(t.TempDir(), "4.22.3")
+	md := Metadata{Version: "4.22.3", Previous: []string{"4.22.1", "4.22.2"}, Next: []string{"4.23.0"}, Metadata: map[string]string{"url": "https://errata/4.22.3"}}
+	if err := Release("../../payload", dst, md); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dst, "release-manifests", "release-metadata"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Kind, Version  string
+		Previous, Next []string
+		Metadata       map[string]string
+	}
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Kind != "cincinnati-metadata-v0" || got.Version != "4.22.3" || len(got.Previous) != 2 || got.Next[0] != "4.23.0" || got.Metadata["url"] != "https://errata/4.22.3" {
+		t.Errorf("release-metadata read back as %+v", got)
+	}
+}

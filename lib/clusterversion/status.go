@@ -21,8 +21,9 @@ const (
 	// ImplicitlyEnabledCapabilities names capabilities enabled because
 	// objects of the running release need them.
 	ImplicitlyEnabledCapabilities configv1.ClusterStatusConditionType = "ImplicitlyEnabledCapabilities"
-	// RetrievedUpdates says whether available updates were retrieved;
-	// payload-apply has no update service, so it is False.
+	// RetrievedUpdates says whether available updates were retrieved
+	// from the update service (the operator's, SetUpdates); until it
+	// asks, False.
 	RetrievedUpdates configv1.ClusterStatusConditionType = configv1.RetrievedUpdates
 )
 
@@ -96,11 +97,12 @@ func VersionName(r configv1.Release) string {
 }
 
 // Update sets st to what the CVO would write for p at now (the CVO's
-// updateClusterVersionStatus, without available updates and conditional
-// risks, which need an update service): observed generation and version
+// updateClusterVersionStatus, without the available and conditional
+// updates, which SetUpdates writes from the update service): observed generation and version
 // hash, the Upgradeable conditions, the history and desired release, the
 // capabilities and the conditions ImplicitlyEnabledCapabilities,
-// ReleaseAccepted, Available, Failing, Progressing and RetrievedUpdates. A
+// ReleaseAccepted, Available, Failing, Progressing and RetrievedUpdates
+// (False until SetUpdates sets it). A
 // condition whose status does not change keeps its LastTransitionTime, so
 // that Update with the same p changes nothing.
 func Update(st *configv1.ClusterVersionStatus, p Progress, now metav1.Time) {

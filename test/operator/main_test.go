@@ -22,6 +22,8 @@ import (
 	"github.com/payload-apply/payload-apply/internal/platform"
 	"github.com/payload-apply/payload-apply/test/apiserver"
 	"github.com/payload-apply/payload-apply/test/clitest"
+	testprom "github.com/payload-apply/payload-apply/test/prometheus"
+	testregistry "github.com/payload-apply/payload-apply/test/registry"
 )
 
 // binary is the payload-apply command built for this test binary; work
@@ -63,7 +65,12 @@ func testMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	return apiserver.Run(m, apiserver.Options{APIServerFlags: auditFlags(policy, filepath.Join(work, "audit.log"))})
+	// One registry and one Prometheus for the package (TestUpdateService).
+	return testregistry.Wrap(func() int {
+		return testprom.Wrap(func() int {
+			return apiserver.Run(m, apiserver.Options{APIServerFlags: auditFlags(policy, filepath.Join(work, "audit.log"))})
+		}, testprom.Options{ScrapeInterval: time.Second})
+	})
 }
 
 // auditFlags turn on kube-apiserver's audit log.
