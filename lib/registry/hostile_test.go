@@ -115,7 +115,7 @@ func hostileClient(srv *httptest.Server) *registry.Client {
 	pool := x509.NewCertPool()
 	pool.AddCert(srv.Certificate())
 	return registry.New(registry.Options{RootCAs: pool, Limits: registry.Limits{
-		MaxManifestSize: 1 << 20, StallTimeout: 300 * time.Millisecond, ResponseTimeout: time.Second,
+		MaxManifestSize: 1 << 20, MinRate: 1 << 10, RateWindow: 300 * time.Millisecond, ReadBudget: time.Second, ResponseTimeout: time.Second,
 		Retries: 2, RetryDelay: 10 * time.Millisecond,
 	}})
 }
@@ -194,7 +194,12 @@ func TestHostileRegistries(t *testing.T) {
 				}
 				return false
 			}, ":t"
-		}, "stalled", true},
+		}, "1 bytes in the last 300ms, below the minimum rate of 1024 bytes/s", true},
+		{"manifest one byte at a time", drip("/manifests/", 20*time.Millisecond, 1, nil), "bytes in the last 300ms, below the minimum rate of 1024 bytes/s", true},
+		{"layer one byte at a time", drip("/blobs/", 20*time.Millisecond, 1, func(f *fakeImage) []byte { return f.blobs[f.m.Layers[0].Digest.String()] }),
+			"bytes in the last 300ms, below the minimum rate of 1024 bytes/s", false},
+		{"manifest above the rate, beyond the budget", drip("/manifests/", 20*time.Millisecond, 64, func(*fakeImage) []byte { return bytes.Repeat([]byte(" "), 4000) }),
+			"not done after 1s (", true},
 		{"no response headers", func(t *testing.T, f *fakeImage) (func(http.ResponseWriter, *http.Request) bool, string) {
 			return func(w http.ResponseWriter, r *http.Request) bool {
 				if strings.Contains(r.URL.Path, "/manifests/") {
@@ -263,6 +268,38 @@ func TestHostileRegistries(t *testing.T) {
 	}
 }
 
+// drip answers requests whose path contains part with body(f) (nil: the
+// manifest), chunk bytes every every, its length declared.
+func drip(part string, every time.Duration, chunk int, body func(*fakeImage) []byte) func(*testing.T, *fakeImage) (func(http.ResponseWriter, *http.Request) bool, string) {
+	return func(t *testing.T, f *fakeImage) (func(http.ResponseWriter, *http.Request) bool, string) {
+		return func(w http.ResponseWriter, r *http.Request) bool {
+			if !strings.Contains(r.URL.Path, part) {
+				return false
+			}
+			data := f.manifest
+			if body != nil {
+				data = body(f)
+			}
+			w.Header().Set("Content-Length", fmt.Sprint(len(data)))
+			if part == "/manifests/" {
+				w.Header().Set("Content-Type", string(f.m.MediaType))
+			}
+			for i := 0; i < len(data); i += chunk {
+				if _, err := w.Write(data[i:min(i+chunk, len(data))]); err != nil {
+					return true
+				}
+				w.(http.Flusher).Flush()
+				select {
+				case <-r.Context().Done():
+					return true
+				case <-time.After(every):
+				}
+			}
+			return true
+		}, ":t"
+	}
+}
+
 func status(code int) func(*testing.T, *fakeImage) (func(http.ResponseWriter, *http.Request) bool, string) {
 	return func(t *testing.T, f *fakeImage) (func(http.ResponseWriter, *http.Request) bool, string) {
 		return func(w http.ResponseWriter, r *http.Request) bool {
@@ -297,5 +334,27 @@ func TestPullGood(t *testing.T) {
 	ref, _ = c.ParseReference(strings.TrimPrefix(plain.URL, "http://") + "/r:t")
 	if _, err := c.Pull(context.Background(), ref, image.LoadOptions{}, t.TempDir()); err == nil || !strings.Contains(err.Error(), "plain HTTP refused") {
 		t.Errorf("plain HTTP: err = %v", err)
+	}
+}
+
+// TestPullInterruptedDuringDrip: a cancel ends a pull whose manifest comes
+// one byte at a time within a tenth of a second, as interrupted.
+func TestPullInterruptedDuringDrip(t *testing.T) {
+	f := newFakeImage(t)
+	hook, _ := drip("/manifests/", 100*time.Millisecond, 1, nil)(t, f)
+	srv, _ := serve(t, f, hook)
+	pool := x509.NewCertPool()
+	pool.AddCert(srv.Certificate())
+	c := registry.New(registry.Options{RootCAs: pool}) // the default limits
+	ref, _ := c.ParseReference(strings.TrimPrefix(srv.URL, "https://") + "/r:t")
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	start := time.Now()
+	_, err := c.Pull(ctx, ref, image.LoadOptions{}, t.TempDir())
+	if took := time.Since(start); took > 400*time.Millisecond {
+		t.Errorf("took %s after a cancel at 300ms", took)
+	}
+	if err == nil || !strings.Contains(err.Error(), "interrupted") {
+		t.Errorf("err = %v, want interrupted", err)
 	}
 }
