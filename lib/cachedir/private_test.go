@@ -11,7 +11,7 @@ func TestPrivate(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		setup func(t *testing.T, root string) string // returns the cache dir
-		want  string                                  // "" no error
+		want  string                                 // "" no error
 	}{
 		{"missing: made private", func(t *testing.T, root string) string { return filepath.Join(root, "a", "cache") }, ""},
 		{"private", func(t *testing.T, root string) string { return mkdir(t, filepath.Join(root, "cache"), 0o700) }, ""},
