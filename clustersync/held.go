@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
 
 	"github.com/payload-apply/payload-apply/lib/manifest"
 	"github.com/payload-apply/payload-apply/plan"
@@ -38,11 +39,15 @@ func held(ctx context.Context, c *Cluster, p *plan.Plan) (upgrade.Held, error) {
 	if len(deletes) == 0 {
 		return nil, nil
 	}
-	dc, err := discovery.NewDiscoveryClientForConfig(c.Config)
+	// Listing every kind of a namespace meets deprecated ones: their
+	// warnings concern nothing the payload does.
+	cfg := rest.CopyConfig(c.Config)
+	cfg.WarningHandler, cfg.WarningHandlerWithContext = rest.NoWarnings{}, nil
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
-	mc, err := metadata.NewForConfig(c.Config)
+	mc, err := metadata.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
