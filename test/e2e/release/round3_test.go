@@ -130,7 +130,9 @@ func TestHostileTransfers(t *testing.T) {
 			return true
 		}
 	}
-	info := func(f *fakeRegistry) []string { return []string{"info", f.Ref(), "--insecure-registry", f.Host, "--no-cache"} }
+	info := func(f *fakeRegistry) []string {
+		return []string{"info", f.Ref(), "--insecure-registry", f.Host, "--no-cache"}
+	}
 	const slow = "below the minimum rate of 4096 bytes/s"
 	runHostile(t, e, []hostileCase{
 		{name: "a manifest one byte every 0.5 s", parallel: true, code: 2, want: []string{"/v2/r/manifests/sha256:", ": 30 bytes in the last 15s, " + slow}, maxTime: 25 * time.Second,
