@@ -195,7 +195,7 @@ func (g *guard) RoundTrip(req *http.Request) (*http.Response, error) {
 		cancel()
 		return nil, fmt.Errorf("%s: response of %d bytes, limit %d: %w", what, resp.ContentLength, max, ErrLimit)
 	}
-	resp.Body = newGuardedBody(resp.Body, max, g.limits, g.limits.Budget(blob, resp.ContentLength)-time.Since(start), cancel, what)
+	resp.Body = newGuardedBody(resp.Body, max, g.limits, g.limits.Budget(blob, resp.ContentLength), start, cancel, what)
 	return resp, nil
 }
 
@@ -209,21 +209,21 @@ type guardedBody struct {
 	cancel context.CancelFunc
 	what   string
 
-	n       atomic.Int64
-	last    int64 // n at the last window's end; the window timer's own
-	window  *time.Timer
-	budget  *time.Timer
-	reason  atomic.Pointer[error]
-	done    atomic.Bool // the body ended: the timers have nothing to say
-	started time.Time
+	n      atomic.Int64
+	last   int64 // n at the last window's end; the window timer's own
+	window *time.Timer
+	budget *time.Timer
+	reason atomic.Pointer[error]
+	done   atomic.Bool // the body ended: the timers have nothing to say
 }
 
-func newGuardedBody(rc io.ReadCloser, max int64, l Limits, budget time.Duration, cancel context.CancelFunc, what string) *guardedBody {
-	b := &guardedBody{rc: rc, max: max, limits: l, cancel: cancel, what: what, started: time.Now()}
+// newGuardedBody guards rc, a response whose request started at start and
+// that has budget in all.
+func newGuardedBody(rc io.ReadCloser, max int64, l Limits, budget time.Duration, start time.Time, cancel context.CancelFunc, what string) *guardedBody {
+	b := &guardedBody{rc: rc, max: max, limits: l, cancel: cancel, what: what}
 	b.window = time.AfterFunc(l.RateWindow, b.checkRate)
-	total := budget + time.Since(b.started)
-	b.budget = time.AfterFunc(budget, func() {
-		b.fail(fmt.Errorf("%s: not done after %s (%d bytes read), the budget of this response: %w", what, total.Round(time.Millisecond), b.n.Load(), ErrTooSlow))
+	b.budget = time.AfterFunc(budget-time.Since(start), func() {
+		b.fail(fmt.Errorf("%s: not done after %s (%d bytes read), the budget of this response: %w", what, budget, b.n.Load(), ErrTooSlow))
 	})
 	return b
 }
