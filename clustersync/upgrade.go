@@ -61,6 +61,11 @@ type Upgrade struct {
 	// Changes are what To does to the objects (creates, changes, deletes,
 	// orphans, moves).
 	Changes *upgrade.Changes
+	// Takes are what To's deletes of Namespaces and
+	// CustomResourceDefinitions take with them (the objects in them, read
+	// from the cluster, and what the plans put there); the orphans they
+	// take are not in Changes.Orphans.
+	Takes []upgrade.Taken
 	// Implicit are the capabilities To enables implicitly, and
 	// Capabilities the cluster's capabilities with them.
 	Implicit     []upgrade.Implicit
@@ -177,6 +182,11 @@ func PlanUpgrade(ctx context.Context, c *Cluster, in UpgradeInput) (*Upgrade, er
 	}
 	u.Type, _ = clusterversion.UpdateTypeOf(u.FromRelease.Version, u.ToRelease.Version)
 	u.Changes = upgrade.Compare(from.Objects, to.Objects)
+	h, err := held(ctx, c, to)
+	if err != nil {
+		return nil, ExplainConnection(err)
+	}
+	u.Takes = upgrade.Takes(u.Changes, from.Objects, to.Objects, h)
 
 	checks, err := upgradeableChecks(ctx, c, rec)
 	if err != nil {
@@ -199,8 +209,10 @@ func PlanUpgrade(ctx context.Context, c *Cluster, in UpgradeInput) (*Upgrade, er
 	clusterversion.SetUpgradeable(&conds, u.Upgradeable, metav1.Now())
 	u.Verdicts = upgrade.Preconditions(upgrade.Facts{Current: rec.Status.Desired, History: rec.Status.History, Conditions: conds,
 		Overrides: rec.Spec.Overrides, Target: u.ToRelease.Version, AllowRollback: in.AllowRollback})
+	u.Verdicts = append(u.Verdicts, upgrade.TakesVerdicts(u.Takes)...)
 	u.Summary = upgrade.Summarize(u.Verdicts, func(name string) bool {
-		return slices.Contains(in.Force, ForceAll) || slices.Contains(in.Force, name)
+		// A release that deletes what it applies cannot end well: no force.
+		return name != upgrade.CheckDeletesWhatItApplies && (slices.Contains(in.Force, ForceAll) || slices.Contains(in.Force, name))
 	})
 	return u, nil
 }

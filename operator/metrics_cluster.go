@@ -178,7 +178,7 @@ func collectClusterVersion(ch chan<- prometheus.Metric, cv *configv1.ClusterVers
 	}
 	ch <- gauge(clusterVersionDesc, created, "cluster", cur.Version, cur.Image, initialVersion)
 	if u := cv.Spec.DesiredUpdate; u != nil && u.Image != cur.Image {
-		ch <- gauge(clusterVersionDesc, float64(latestChange(cv).Unix()), "desired", u.Version, u.Image, completed.Version)
+		ch <- gauge(clusterVersionDesc, float64(latestChange(cv).Unix()), "desired", clip(u.Version, maxQuoted), clip(u.Image, maxQuoted), completed.Version)
 	}
 	for _, cond := range cv.Status.Conditions {
 		if cond.Type == "Failing" && cond.Status == configv1.ConditionTrue {

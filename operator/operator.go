@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	configv1 "github.com/openshift/api/config/v1"
@@ -129,15 +130,21 @@ func (o *Operator) record(r *PassReport) {
 func (o *Operator) Run(ctx context.Context) error {
 	logger := klog.FromContext(ctx).WithValues("identity", o.opts.Identity)
 	ctx = klog.NewContext(ctx, logger)
-	lock, err := o.newLock()
-	if err != nil {
-		return err
-	}
 	// The election runs until the leader's work has stopped: client-go
 	// releases the Lease as soon as the context it runs in ends, which
 	// must not happen while a pass still writes.
 	elect, stopElecting := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopElecting()
+	var dupErr atomic.Pointer[error]
+	lock, err := o.newLock(func(err error) {
+		if dupErr.CompareAndSwap(nil, &err) {
+			logger.Error(err, "Stopping")
+			stopElecting()
+		}
+	})
+	if err != nil {
+		return err
+	}
 
 	var (
 		mu      sync.Mutex
@@ -215,6 +222,9 @@ func (o *Operator) Run(ctx context.Context) error {
 		case <-time.After(o.opts.Grace + o.opts.RetryPeriod):
 			logger.Info("The leader's work did not stop in time")
 		}
+	}
+	if err := dupErr.Load(); err != nil {
+		return *err
 	}
 	if wasLost {
 		return ErrLeaseLost

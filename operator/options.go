@@ -103,6 +103,9 @@ const (
 	DefaultReconcileParallelism = 2
 	// DefaultLeaseName names the Lease.
 	DefaultLeaseName = "payload-apply-operator"
+	// MinResync is the shortest Resync: a pass a second at most, never a
+	// loop of requests.
+	MinResync = time.Second
 )
 
 // DefaultOptions returns the defaults; the caller sets Cluster, the
@@ -121,8 +124,8 @@ func DefaultOptions() Options {
 	}
 }
 
-// Validate checks the options: required fields, positive durations, and
-// the order of the leader election's durations.
+// Validate checks the options: required fields and the timing
+// (ValidateTiming).
 func (o *Options) Validate() error {
 	var errs []error
 	if o.Cluster == nil {
@@ -137,21 +140,36 @@ func (o *Options) Validate() error {
 	if o.Identity == "" {
 		errs = append(errs, errors.New("the replica's identity is required"))
 	}
+	return errors.Join(append(errs, o.ValidateTiming())...)
+}
+
+// ValidateTiming checks what needs no cluster, so that a command can refuse
+// it before it connects: positive durations, Resync at least MinResync,
+// the order of the leader election's durations, jitter and parallelism.
+// Each error names the flag it comes from.
+func (o *Options) ValidateTiming() error {
+	var errs []error
 	for _, d := range []struct {
 		name string
 		d    time.Duration
-	}{{"lease duration", o.LeaseDuration}, {"renew deadline", o.RenewDeadline}, {"retry period", o.RetryPeriod}, {"resync", o.Resync}} {
+	}{{"lease duration (--lease-duration)", o.LeaseDuration}, {"renew deadline (--renew-deadline)", o.RenewDeadline}, {"retry period (--retry-period)", o.RetryPeriod}, {"resync (--resync)", o.Resync}} {
 		if d.d <= 0 {
 			errs = append(errs, fmt.Errorf("%s %s: want a positive duration", d.name, d.d))
 		}
 	}
+	if o.Resync > 0 && o.Resync < MinResync {
+		errs = append(errs, fmt.Errorf("resync (--resync) %s: want at least %s (a pass at most every second; the CVO reconciles every 2 to 4 minutes)", o.Resync, MinResync))
+	}
+	if o.PassTimeout < 0 {
+		errs = append(errs, fmt.Errorf("pass timeout (--pass-timeout) %s: want a positive duration, or 0 for twice the resync", o.PassTimeout))
+	}
 	if o.RenewDeadline >= o.LeaseDuration && o.LeaseDuration > 0 {
-		errs = append(errs, fmt.Errorf("renew deadline %s: want less than the lease duration %s", o.RenewDeadline, o.LeaseDuration))
+		errs = append(errs, fmt.Errorf("renew deadline (--renew-deadline) %s: want less than the lease duration (--lease-duration) %s", o.RenewDeadline, o.LeaseDuration))
 	}
 	// client-go's own rule: the leader must get more than one try within
 	// the renew deadline.
 	if o.RetryPeriod > 0 && float64(o.RenewDeadline) <= 1.2*float64(o.RetryPeriod) {
-		errs = append(errs, fmt.Errorf("renew deadline %s: want more than 1.2 times the retry period %s", o.RenewDeadline, o.RetryPeriod))
+		errs = append(errs, fmt.Errorf("renew deadline (--renew-deadline) %s: want more than 1.2 times the retry period (--retry-period) %s", o.RenewDeadline, o.RetryPeriod))
 	}
 	if o.Jitter < 0 {
 		errs = append(errs, fmt.Errorf("jitter %g: want 0 or more", o.Jitter))

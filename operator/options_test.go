@@ -28,7 +28,10 @@ func TestValidate(t *testing.T) {
 		{name: "retry period too long", change: func(o *Options) {
 			o.LeaseDuration, o.RenewDeadline, o.RetryPeriod = 6*time.Second, 4*time.Second, 4*time.Second
 		}, want: "1.2 times the retry period"},
-		{name: "zero resync", change: func(o *Options) { o.Resync = 0 }, want: "resync 0s: want a positive duration"},
+		{name: "zero resync", change: func(o *Options) { o.Resync = 0 }, want: "resync (--resync) 0s: want a positive duration"},
+		{name: "a resync of a millisecond", change: func(o *Options) { o.Resync = time.Millisecond }, want: "resync (--resync) 1ms: want at least 1s"},
+		{name: "a resync of a second", change: func(o *Options) { o.Resync = time.Second }},
+		{name: "negative pass timeout", change: func(o *Options) { o.PassTimeout = -time.Second }, want: "pass timeout (--pass-timeout) -1s"},
 		{name: "negative jitter", change: func(o *Options) { o.Jitter = -1 }, want: "jitter -1"},
 		{name: "no parallelism", change: func(o *Options) { o.ReconcileParallelism = 0 }, want: "want at least 1"},
 	} {

@@ -382,7 +382,7 @@ func (u *updater) resolve(ctx context.Context, cv *configv1.ClusterVersion, req 
 		}
 	}
 	return req, nil, &RejectedError{Reason: ReasonVersionNotFound,
-		Message: fmt.Sprintf("No image is known for version %s: the record's availableUpdates and conditionalUpdates do not list it; set spec.desiredUpdate.image", req.Version)}
+		Message: fmt.Sprintf("No image is known for version %s: the record's availableUpdates and conditionalUpdates do not list it; set spec.desiredUpdate.image", clip(req.Version, maxQuoted))}
 }
 
 // updatesClient returns a client of cfg for the record's status writes,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	configv1 "github.com/openshift/api/config/v1"
 	"k8s.io/klog/v2"
@@ -53,7 +54,7 @@ func (l *leader) upgrade(ctx context.Context, cv *configv1.ClusterVersion, req c
 	to, err := l.payload(ctx, req.Image, req.Force)
 	if err != nil {
 		return l.reject(ctx, target, ReasonRetrievePayload,
-			fmt.Sprintf("Retrieving payload failed version=%q image=%q failure=%v", req.Version, req.Image, err))
+			fmt.Sprintf("Retrieving payload failed version=%q image=%q failure=%v", clip(req.Version, maxQuoted), clip(req.Image, maxQuoted), err))
 	}
 	fromImage := clustersync.FromImage(cv, req.Image)
 	// The release the cluster runs was accepted already.
@@ -73,7 +74,7 @@ func (l *leader) upgrade(ctx context.Context, cv *configv1.ClusterVersion, req c
 			l.failed(ctx, "planning the update to "+req.Image, err)
 			return nil
 		}
-		return l.reject(ctx, target, ReasonPlanFailed, fmt.Sprintf("Preparing the update to version=%q image=%q failed: %v", req.Version, req.Image, err))
+		return l.reject(ctx, target, ReasonPlanFailed, fmt.Sprintf("Preparing the update to version=%q image=%q failed: %v", clip(req.Version, maxQuoted), clip(req.Image, maxQuoted), err))
 	}
 	logger.Info("Update requested", "from", clusterversion(u.FromRelease), "to", clusterversion(u.ToRelease), "type", u.Type,
 		"continuing", u.Continuing, "creates", len(u.Changes.Creates), "changes", len(u.Changes.Changes), "deletes", len(u.Changes.Deletes), "force", req.Force)
@@ -83,19 +84,44 @@ func (l *leader) upgrade(ctx context.Context, cv *configv1.ClusterVersion, req c
 	}, opts)
 }
 
-// reject writes ReleaseAccepted=False with reason and message and
-// reports the rejected request.
+// Bounds of what the operator quotes from a request: each value, and a
+// whole message (the record's condition, the log), so that a request of
+// megabytes is refused in a message the API server takes.
+const (
+	maxQuoted  = 256
+	maxMessage = 4096
+)
+
+// clip returns s cut to at most n bytes at a rune boundary, saying how
+// long it was.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s... (%d bytes)", s[:cut], len(s))
+}
+
+// reject writes ReleaseAccepted=False with reason and message (clipped)
+// and reports the rejected request. The release the cluster runs is
+// reconciled whatever becomes of the write: a rejected request never
+// stops the reconcile loop (a failed write is logged, and tried again at
+// the next pass).
 func (l *leader) reject(ctx context.Context, target configv1.Release, reason, message string) *PassReport {
 	start := time.Now()
-	err := clustersync.RejectRelease(ctx, l.cluster, reason, message)
-	if err != nil && ctx.Err() == nil {
-		l.failed(ctx, "recording the rejected request", err)
-		return nil
+	message = clip(message, maxMessage)
+	target = configv1.Release{Version: clip(target.Version, maxQuoted), Image: clip(target.Image, maxQuoted)}
+	logger := klog.FromContext(ctx)
+	if err := clustersync.RejectRelease(ctx, l.cluster, reason, message); err != nil && ctx.Err() == nil {
+		logger.Info("Cannot record the rejected request; reconciling the release the cluster runs all the same", "err", err)
 	}
 	r := &PassReport{Mode: ModeUpdate, Release: target, Start: start, Duration: time.Since(start),
 		Err: &RejectedError{Reason: reason, Message: message}}
 	l.o.record(r)
-	klog.FromContext(ctx).Info("Update rejected", "version", target.Version, "image", target.Image, "reason", reason, "message", message)
+	logger.Info("Update rejected", "version", target.Version, "image", target.Image, "reason", reason, "message", message)
 	return r
 }
 

@@ -157,8 +157,7 @@ type Payload struct {
 	// Files are the manifest files in load order: manifests/ then
 	// release-manifests/, each in name order.
 	Files []*File
-	// Findings are warnings met while loading (for example a manifests/
-	// template that did not render, so the file was skipped).
+	// Findings are warnings met while loading.
 	Findings []manifest.Finding
 
 	opts     LoadOptions

@@ -48,7 +48,6 @@ func TestLoad(t *testing.T) {
 		"release-manifests/README.md":                "not a manifest",
 		"release-manifests/sub/0000_01_ignored.yaml": cmYAML("ignored"),
 		"manifests/0000_00_cvo_deployment.yaml":      cmYAML("cvo") + "data:\n  image: \"{{.ReleaseImage}}\"\n  profile: \"{{.ClusterProfile}}\"\n  op: '{{index .Images \"op\"}}'\n",
-		"manifests/0000_00_cvo_broken.yaml":          cmYAML("broken") + "data:\n  x: \"{{.NoSuchField}}\"\n",
 		"manifests/0000_90_cvo_escaped.yaml":         cmYAML("escaped") + "data:\n  expr: '{{`{{ $labels.x }}`}}'\n",
 	})
 	p, err := Load(context.Background(), fsys, LoadOptions{ClusterProfile: "single-node-developer"})
@@ -76,8 +75,11 @@ func TestLoad(t *testing.T) {
 	if expr := p.Manifests()[1].Obj.Object["data"].(map[string]any)["expr"]; expr != "{{ $labels.x }}" {
 		t.Errorf("escaped template = %q", expr)
 	}
-	if len(p.Findings) != 1 || p.Findings[0].File != "manifests/0000_00_cvo_broken.yaml" || !strings.Contains(p.Findings[0].Message, "skipped: template did not render") {
-		t.Errorf("findings = %v, want one for the broken template", p.Findings)
+	// A template that does not render fails the load, as the CVO's render.
+	fsys["manifests/0000_00_cvo_broken.yaml"] = &fstest.MapFile{Data: []byte(cmYAML("broken") + "data:\n  x: \"{{.NoSuchField}}\"\n")}
+	if _, err := Load(context.Background(), fsys, LoadOptions{}); err == nil || !strings.Contains(err.Error(),
+		"manifests/0000_00_cvo_broken.yaml: template did not render (the CVO fails its render on it): template: manifests/0000_00_cvo_broken.yaml:9:8: executing") {
+		t.Errorf("broken template: %v, want an error naming the file", err)
 	}
 	if p.Release.Version != "4.22.0" || *p.Release.MajorVersion() != 4 {
 		t.Errorf("release = %+v", p.Release)

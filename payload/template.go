@@ -93,13 +93,14 @@ func (p *Payload) renderTemplates(ctx context.Context, profile string) ([]*File,
 		if err != nil && ctx.Err() != nil {
 			return nil, nil, append(errs, ctx.Err())
 		}
+		// Every template error fails the load, as the CVO's render fails
+		// on one (pkg/payload/render.go, renderDir).
 		if errors.Is(err, manifest.ErrLimit) || errors.Is(err, ErrMissingImage) {
 			errs = append(errs, &manifest.ParseError{File: rf.path, Doc: -1, Err: err})
 			continue
 		}
 		if err != nil {
-			findings = append(findings, manifest.Finding{File: rf.path, Doc: -1, Severity: manifest.SeverityWarning,
-				Message: fmt.Sprintf("skipped: template did not render: %v", err)})
+			errs = append(errs, &manifest.ParseError{File: rf.path, Doc: -1, Err: fmt.Errorf("template did not render (the CVO fails its render on it): %w", err)})
 			continue
 		}
 		files = append(files, &File{Path: rf.path, Data: out})

@@ -25,8 +25,9 @@ const (
 	CheckRollback = "ClusterVersionRollback"
 )
 
-// Checks lists the preconditions in the order they run.
-var Checks = []string{CheckUpgradeable, CheckGiantHop, CheckRollback}
+// Checks lists the preconditions in the order they run, the CVO's first,
+// then what B's deletes take with them (takes.go).
+var Checks = []string{CheckUpgradeable, CheckGiantHop, CheckRollback, CheckDeletesWhatItApplies, CheckDeletesOthers}
 
 // Facts are what the preconditions look at.
 type Facts struct {

@@ -101,6 +101,11 @@ func TestExitCodes(t *testing.T) {
 	all := commandArgs(t)
 	dead := deadServer(t)
 	deadConfig := kubeconfigFor(t, dead)
+	noContext := filepath.Join(t.TempDir(), "no-context.yaml")
+	if err := os.WriteFile(noContext, []byte("apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: \""+dead+"\"}}]\n"+
+		"users: [{name: u, user: {token: x}}]\ncontexts: [{name: ctx, context: {cluster: c, user: u}}]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range commands() {
 		args, ok := all[c.name]
 		if !ok {
@@ -140,6 +145,8 @@ func TestExitCodes(t *testing.T) {
 				tc{name: "unreachable by KUBECONFIG", env: map[string]string{"KUBECONFIG": deadConfig}, code: exitUsage, want: unreachable},
 				tc{name: "unreachable by ~/.kube/config", env: map[string]string{"HOME": filepath.Dir(filepath.Dir(homeConfig(t, deadConfig)))}, code: exitUsage, want: unreachable},
 				tc{name: "unreachable by --server", args: []string{"--server", dead, "--insecure-skip-tls-verify"}, code: exitUsage, want: unreachable},
+				tc{name: "--kubeconfig without a current context", args: []string{"--kubeconfig", noContext}, code: exitUsage,
+					want: "--kubeconfig " + noContext + " names no cluster: it has no current-context and --context is not given (contexts: ctx): pass --context NAME"},
 			)
 			if c.name != "version" {
 				// version without any cluster prints the client's.

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -123,6 +124,21 @@ func (k *kubeFlags) restConfig(ctx context.Context, s IOStreams) (*rest.Config, 
 		return nil, clusterError{err}
 	}
 	cfg, err := cc.ClientConfig()
+	if clientcmd.IsEmptyConfig(err) && k.rules.ExplicitPath != "" {
+		// The file was given: say what it lacks, not where else was looked.
+		var contexts []string
+		if raw, rerr := cc.RawConfig(); rerr == nil {
+			for name := range raw.Contexts {
+				contexts = append(contexts, name)
+			}
+		}
+		sort.Strings(contexts)
+		if len(contexts) == 0 {
+			return nil, clusterError{fmt.Errorf("--kubeconfig %s names no cluster: it has no context (a cluster and a user to connect as)", k.rules.ExplicitPath)}
+		}
+		return nil, clusterError{fmt.Errorf("--kubeconfig %s names no cluster: it has no current-context and --context is not given (contexts: %s): pass --context NAME, or set one with 'kubectl config use-context NAME --kubeconfig %s'",
+			k.rules.ExplicitPath, strings.Join(contexts, ", "), k.rules.ExplicitPath)}
+	}
 	if clientcmd.IsEmptyConfig(err) {
 		return nil, clusterError{noConfigError{env: os.Getenv(clientcmd.RecommendedConfigPathEnvVar), home: homeKubeconfig()}}
 	}

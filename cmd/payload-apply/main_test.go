@@ -162,7 +162,7 @@ func TestValidateBrokenPayload(t *testing.T) {
 			t.Errorf("validate output lacks %q", want)
 		}
 	}
-	if !strings.Contains(errOut, "7 errors, 5 warnings") {
+	if !strings.Contains(errOut, "8 errors, 4 warnings") {
 		t.Errorf("stderr = %q", errOut)
 	}
 }

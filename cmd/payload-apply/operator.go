@@ -197,6 +197,14 @@ func (o *operatorOptions) Validate() error {
 			return usageErrorf("--metrics-bind-address %q: want HOST:PORT or :PORT, or 0: %v", o.metricsAddr, err)
 		}
 	}
+	// Timing is refused before the cluster is reached (exit 2).
+	t := operator.DefaultOptions()
+	t.LeaseDuration, t.RenewDeadline, t.RetryPeriod = o.leaseDuration, o.renewDeadline, o.retryPeriod
+	t.Resync, t.PassTimeout = o.resync, o.passTimeout
+	t.Parallelism, t.ReconcileParallelism = o.parallelism, o.reconcileParallelism
+	if err := t.ValidateTiming(); err != nil {
+		return usageErrorf("%v", err)
+	}
 	return o.kube.validate()
 }
 

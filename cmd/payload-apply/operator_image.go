@@ -11,6 +11,7 @@ import (
 
 	"github.com/payload-apply/payload-apply/lib/image"
 	"github.com/payload-apply/payload-apply/lib/manifest"
+	"github.com/payload-apply/payload-apply/lib/safefs"
 	"github.com/payload-apply/payload-apply/plan"
 )
 
@@ -113,7 +114,7 @@ func readBinary(path string) ([]byte, error) {
 		}
 		path = exe
 	}
-	fh, err := os.Open(path)
+	fh, err := safefs.Open(path, safefs.Regular) // a named pipe is refused, never waited on
 	if err != nil {
 		return nil, usageErrorf("--binary: %v", err)
 	}

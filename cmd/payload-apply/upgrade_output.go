@@ -34,9 +34,30 @@ type jsonUpgradePlan struct {
 	Deletes       []jsonUpgradeItem                         `json:"deletes"`
 	Deleted       int                                       `json:"deletedAlready"`
 	Orphans       []jsonUpgradeItem                         `json:"orphans"`
+	Takes         []jsonTaken                               `json:"takes"`
 	Moves         []jsonUpgradeItem                         `json:"moves"`
 	Unchanged     int                                       `json:"unchanged"`
 	Upgradeable   []configv1.ClusterOperatorStatusCondition `json:"upgradeable"`
+}
+
+// jsonTaken is what one delete of a Namespace or a CustomResourceDefinition
+// takes with it.
+type jsonTaken struct {
+	Delete  jsonUpgradeItem   `json:"delete"`
+	Scope   string            `json:"scope"`
+	Wanted  []jsonUpgradeItem `json:"wanted"`
+	Orphans []jsonUpgradeItem `json:"orphans"`
+	Others  []string          `json:"others"`
+	More    int               `json:"more,omitempty"`
+}
+
+func takenJSON(t upgrade.Taken) jsonTaken {
+	j := jsonTaken{Delete: upgradeItems([]upgrade.Item{t.Delete})[0], Scope: t.Scope(), Wanted: upgradeItems(t.Wanted),
+		Orphans: upgradeItems(t.Orphans), Others: []string{}, More: t.More}
+	for _, id := range t.Others {
+		j.Others = append(j.Others, id.Ref())
+	}
+	return j
 }
 
 type jsonVerdict struct {
@@ -97,7 +118,10 @@ func upgradePlanJSON(u *clustersync.Upgrade) jsonUpgradePlan {
 	j := jsonUpgradePlan{From: u.FromRelease, To: u.ToRelease, Type: string(u.Type), Continuing: u.Continuing, Done: u.Done,
 		Blocked: u.Blocked(), Preconditions: []jsonVerdict{}, Message: u.Summary.Message, AcceptedRisks: u.Summary.AcceptedRisks,
 		Implicit: []jsonImplicit{}, Creates: upgradeItems(c.Creates), Changes: upgradeItems(c.Changes), Kept: upgradeItems(c.Kept), Deletes: upgradeItems(c.Deletes), Deleted: c.Deleted,
-		Orphans: upgradeItems(c.Orphans), Moves: upgradeItems(c.Moves), Unchanged: c.Unchanged, Upgradeable: u.Upgradeable}
+		Orphans: upgradeItems(c.Orphans), Takes: []jsonTaken{}, Moves: upgradeItems(c.Moves), Unchanged: c.Unchanged, Upgradeable: u.Upgradeable}
+	for _, t := range u.Takes {
+		j.Takes = append(j.Takes, takenJSON(t))
+	}
 	for _, v := range u.Verdicts {
 		j.Preconditions = append(j.Preconditions, jsonVerdict{Name: v.Name, Passed: v.Passed, Warning: v.Warning, Forced: v.Forced, Reason: v.Reason, Message: v.Message})
 	}
@@ -126,20 +150,47 @@ func writeUpgradePlan(s IOStreams, u *clustersync.Upgrade, asJSON bool) error {
 		{"orphans (dropped without a delete manifest: left on the cluster, unmanaged, as the CVO leaves them)", c.Orphans},
 		{"moves to another run level or component", c.Moves}} {
 		fmt.Fprintf(s.Out, "%s: %d\n", sec.title, len(sec.items))
-		for _, it := range upgradeItems(sec.items) {
-			obj := it.Kind + "/" + it.Name
-			if it.Namespace != "" {
-				obj = it.Kind + "/" + it.Namespace + "/" + it.Name
+		writeItems(s.Out, "  ", sec.items)
+	}
+	fmt.Fprintf(s.Out, "deletes that take objects with them (a Namespace takes every object in it, a CustomResourceDefinition every object of its kind): %d\n", len(u.Takes))
+	for _, t := range u.Takes {
+		fmt.Fprintf(s.Out, "  %s (%s) deletes %s:\n", t.Delete.ID.Ref(), t.Delete.To.Position(), t.Scope())
+		if len(t.Wanted) > 0 {
+			fmt.Fprintf(s.Out, "    objects this release applies, deleted with it (the release contradicts itself): %d\n", len(t.Wanted))
+			writeItems(s.Out, "      ", t.Wanted)
+		}
+		if len(t.Orphans) > 0 {
+			fmt.Fprintf(s.Out, "    objects of the running release this one drops, deleted with it (not left on the cluster): %d\n", len(t.Orphans))
+			writeItems(s.Out, "      ", t.Orphans)
+		}
+		if n := len(t.Others) + t.More; n > 0 {
+			fmt.Fprintf(s.Out, "    objects on the cluster no release applies, deleted with it: %d\n", n)
+			for _, id := range t.Others {
+				fmt.Fprintf(s.Out, "      %s\n", id.Ref())
 			}
-			move := ""
-			if it.From != "" {
-				move = " (from " + it.From + ")"
+			if t.More > 0 {
+				fmt.Fprintf(s.Out, "      ... and %d more\n", t.More)
 			}
-			fmt.Fprintf(s.Out, "  %s  %s#%d  %s%s\n", it.Place, it.File, it.Doc, obj, move)
 		}
 	}
 	fmt.Fprintln(s.Out, upgradeCounts(u))
 	return nil
+}
+
+// writeItems prints one line per item: place, file#doc, object, and where
+// it moves from.
+func writeItems(w io.Writer, indent string, items []upgrade.Item) {
+	for _, it := range upgradeItems(items) {
+		obj := it.Kind + "/" + it.Name
+		if it.Namespace != "" {
+			obj = it.Kind + "/" + it.Namespace + "/" + it.Name
+		}
+		move := ""
+		if it.From != "" {
+			move = " (from " + it.From + ")"
+		}
+		fmt.Fprintf(w, "%s%s  %s#%d  %s%s\n", indent, it.Place, it.File, it.Doc, obj, move)
+	}
 }
 
 // writeUpgradeHead prints what the update is and its preconditions.
@@ -183,8 +234,12 @@ func writeUpgradeHead(w io.Writer, u *clustersync.Upgrade) {
 // upgradeCounts is the plan's summary line.
 func upgradeCounts(u *clustersync.Upgrade) string {
 	c := u.Changes
-	return fmt.Sprintf("summary: %d to create, %d to change (%d more created once, not updated), %d to delete (%d deleted already), %d orphaned, %d moving, %d unchanged",
-		len(c.Creates), len(c.Changes), len(c.Kept), len(c.Deletes), c.Deleted, len(c.Orphans), len(c.Moves), c.Unchanged)
+	taken := 0
+	for _, t := range u.Takes {
+		taken += len(t.Wanted) + len(t.Orphans) + len(t.Others) + t.More
+	}
+	return fmt.Sprintf("summary: %d to create, %d to change (%d more created once, not updated), %d to delete (%d deleted already, %d more objects with them), %d orphaned, %d moving, %d unchanged",
+		len(c.Creates), len(c.Changes), len(c.Kept), len(c.Deletes), c.Deleted, taken, len(c.Orphans), len(c.Moves), c.Unchanged)
 }
 
 // announceUpgrade says, before the update runs, what it is: for people on

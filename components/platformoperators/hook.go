@@ -191,6 +191,15 @@ func (h Hook) Render(ctx context.Context, in *component.Input) (*component.Outpu
 			warn("%v: it will report Installed=False %s", err, ReasonSourceFailed)
 			continue
 		}
+		for _, r := range sel.Rejected {
+			// A bundle passed over because its own declaration cannot be
+			// read (a version that is not semver) may be the one meant:
+			// name it. Bundles the rules filter out are the catalog's way.
+			if !r.Malformed {
+				continue
+			}
+			warn("package %q: bundle %s (%s) passed over: %s; installing %s (%s)", pkg, r.Bundle, r.Source, strings.Join(r.Reasons, "; "), sel.Bundle.Name, sel.Version)
+		}
 		m, err := component.Generated(PreviewFile, len(previews), BundleDeployment(f.po, sel.Bundle, shape))
 		if err != nil {
 			return nil, err

@@ -152,6 +152,12 @@ func TestRenderPlatformOperatorFindings(t *testing.T) {
 		}
 		catalog[f] = &fstest.MapFile{Data: data}
 	}
+	// A bundle in the channel whose version is not semver: passed over, and
+	// named.
+	cm := catalog["cert-manager/catalog.yaml"]
+	cm.Data = append(bytes.Replace(cm.Data, []byte("- name: cert-manager-operator.v1.6.0\n"), []byte("- name: cert-manager-operator.v1.6.0\n- name: cert-manager-operator.v1.9\n"), 1),
+		[]byte("---\nschema: olm.bundle\nname: cert-manager-operator.v1.9\npackage: openshift-cert-manager-operator\nimage: registry.example.com/cm:v1.9\n"+
+			"properties:\n- type: olm.package\n  value: {packageName: openshift-cert-manager-operator, version: \"1.9\"}\n")...)
 	extra := fstest.MapFS{"po.yaml": {Data: []byte(`apiVersion: platform.openshift.io/v1alpha1
 kind: PlatformOperator
 metadata: {name: first}
@@ -176,6 +182,7 @@ spec: {package: {name: openshift-cert-manager-operatr}}
 		got = append(got, f.String())
 	}
 	want := []string{
+		`extra/po.yaml#0: warning: PlatformOperator.platform.openshift.io/first: package "openshift-cert-manager-operator": bundle cert-manager-operator.v1.9 (cert-manager/catalog.yaml#5) passed over: version "1.9": not semver: No Major.Minor.Patch elements found; install modes unknown: no olm.csv.metadata and no ClusterServiceVersion in olm.bundle.object; installing cert-manager-operator.v1.7.1 (1.7.1)`,
 		`extra/po.yaml#1: warning: PlatformOperator.platform.openshift.io/second: package "openshift-cert-manager-operator" is also named by PlatformOperator.platform.openshift.io/first (extra/po.yaml#0): only the PlatformOperator created first installs it; if that is first, this one reports Installed=False InstallFailed`,
 		`extra/po.yaml#2: warning: PlatformOperator.platform.openshift.io/typo: package "openshift-cert-manager-operatr": not in the catalog: it will report Installed=False SourceFailed`,
 	}

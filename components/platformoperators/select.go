@@ -22,6 +22,10 @@ type Rejection struct {
 	Source string
 	// Reasons are every rule the bundle broke, in rule order.
 	Reasons []string
+	// Malformed: the bundle's own declaration cannot be read (a version
+	// that is not semver, a property that is not what its type says), as
+	// opposed to a bundle the rules filter out.
+	Malformed bool
 }
 
 // String prints "BUNDLE: REASON; REASON".
@@ -112,9 +116,9 @@ func (c *Catalog) Select(pkg, clusterVersion string) (*Selection, error) {
 	var candidates []candidate
 	sel := &Selection{Package: pkg}
 	for _, b := range p.Bundles {
-		v, reasons := checkBundle(b, pkg, clusterVersion, cluster)
+		v, reasons, malformed := checkBundle(b, pkg, clusterVersion, cluster)
 		if len(reasons) > 0 {
-			sel.Rejected = append(sel.Rejected, Rejection{Bundle: b.Name, Source: b.Source, Reasons: reasons})
+			sel.Rejected = append(sel.Rejected, Rejection{Bundle: b.Name, Source: b.Source, Reasons: reasons, Malformed: malformed})
 			continue
 		}
 		candidates = append(candidates, candidate{b, v})
@@ -132,11 +136,13 @@ func (c *Catalog) Select(pkg, clusterVersion string) (*Selection, error) {
 	return sel, nil
 }
 
-// checkBundle applies Select's rules to one bundle and returns its version
-// and the rules it broke.
-func checkBundle(b *Bundle, pkg, clusterVersion string, cluster *semver.Version) (semver.Version, []string) {
+// checkBundle applies Select's rules to one bundle and returns its version,
+// the rules it broke, and whether its own declaration cannot be read.
+func checkBundle(b *Bundle, pkg, clusterVersion string, cluster *semver.Version) (semver.Version, []string, bool) {
 	var reasons []string
+	malformed := false
 	add := func(format string, args ...any) { reasons = append(reasons, fmt.Sprintf(format, args...)) }
+	bad := func(format string, args ...any) { malformed = true; add(format, args...) }
 
 	if len(b.Channels) == 0 {
 		add("in no channel of the package")
@@ -144,7 +150,7 @@ func checkBundle(b *Bundle, pkg, clusterVersion string, cluster *semver.Version)
 	for _, p := range b.PropertiesOf(PropertyBundleMediatype) {
 		var mt string
 		if err := json.Unmarshal(p.Value, &mt); err != nil {
-			add("%s: %v", PropertyBundleMediatype, err)
+			bad("%s: %v", PropertyBundleMediatype, err)
 		} else if mt != RegistryV1 {
 			add("bundle format %q: only %s bundles can be platform operators", mt, RegistryV1)
 		}
@@ -160,7 +166,7 @@ func checkBundle(b *Bundle, pkg, clusterVersion string, cluster *semver.Version)
 			Version     string `json:"version"`
 		}
 		if err := json.Unmarshal(pp[0].Value, &v); err != nil {
-			add("%s: %v", PropertyPackage, err)
+			bad("%s: %v", PropertyPackage, err)
 			break
 		}
 		if v.PackageName != pkg {
@@ -168,7 +174,7 @@ func checkBundle(b *Bundle, pkg, clusterVersion string, cluster *semver.Version)
 		}
 		parsed, err := semver.Parse(v.Version)
 		if err != nil {
-			add("version %q: not semver: %v", v.Version, err)
+			bad("version %q: not semver: %v", v.Version, err)
 			break
 		}
 		version = parsed
@@ -239,7 +245,7 @@ func checkBundle(b *Bundle, pkg, clusterVersion string, cluster *semver.Version)
 	default:
 		add("%d %s properties, want at most one", len(maxVersions), PropertyMaxOpenShiftVersion)
 	}
-	return version, reasons
+	return version, reasons, malformed
 }
 
 // checkMaxOpenShiftVersion compares a bundle's maxOpenShiftVersion with the

@@ -198,8 +198,8 @@ func TestSelectBundle(t *testing.T) {
 			),
 			pkg: "pkg", cluster: "4.22.0", want: "pkg.v1.0.0",
 			rejected: []Rejection{
-				{Bundle: "pkg.vv2.0.0", Reasons: []string{`version "v2.0.0": not semver: Invalid character(s) found in major number "v2"`}},
-				{Bundle: "pkg.v2.1", Reasons: []string{`version "2.1": not semver: No Major.Minor.Patch elements found`}},
+				{Bundle: "pkg.vv2.0.0", Reasons: []string{`version "v2.0.0": not semver: Invalid character(s) found in major number "v2"`}, Malformed: true},
+				{Bundle: "pkg.v2.1", Reasons: []string{`version "2.1": not semver: No Major.Minor.Patch elements found`}, Malformed: true},
 				{Bundle: "pkg.v3.0.0", Reasons: []string{"no olm.package property (package and version)"}},
 				{Bundle: "pkg.v4.0.0", Reasons: []string{"2 olm.package properties, want one"}},
 				{Bundle: "pkg.v5.0.0", Reasons: []string{`olm.package names package "else"`}},

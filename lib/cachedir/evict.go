@@ -1,13 +1,19 @@
-// Package cachedir keeps a cache directory within its limits: the least
-// recently used entries beyond a count or a size are removed, and so are
-// the temporary files of writers that died, under the directory's lock
-// file so that concurrent processes do not evict at once. What an entry is
-// (its file names, its size) is the caller's.
+// Package cachedir keeps a cache directory private and within its limits.
+// Private makes the directory, or checks one that exists, before anything
+// is read from it: not a link, owned by its user, writable by no one else
+// (a cache others can write serves what they forged). Evict removes the
+// least recently used entries beyond a count or a size, and the temporary
+// files of writers that died, under the directory's lock file so that
+// concurrent processes do not evict at once; it removes only files the
+// cache can show it wrote (their first bytes are its format's, Owned), so
+// that a cache directory that is in fact a user's (a link, a wrong
+// setting) loses nothing of the user's. What an entry is (its file names,
+// its size, its magic) is the caller's.
 //
 // The payload cache (lib/imagecache) and the plan cache (lib/plancache)
 // use it.
 //
-// May import: nothing.
+// May import: lib/safefs.
 //
 // Cluster I/O: none.
 package cachedir
@@ -41,19 +47,33 @@ type Limits struct {
 
 // Entries tell Evict what the directory holds.
 type Entries struct {
-	// Size says whether the file named name is an entry and how many bytes
-	// it takes (its companions included). It may remove a file that
-	// belongs to no entry.
+	// Owned says, from a file's name and first bytes (at most HeadSize),
+	// whether the cache wrote it: its magic. Nothing else is removed,
+	// temporary files included.
+	Owned func(name string, head []byte) bool
+	// Size says whether the file named name (an Owned one) is an entry
+	// and how many bytes it takes (its companions included). It may
+	// remove an Owned file that belongs to no entry (RemoveOwned).
 	Size func(dir, name string, info fs.FileInfo) (size int64, ok bool)
-	// Remove removes the entry at path (its companions included).
-	Remove func(path string)
+	// Companions are the files removed with the entry at path (each only
+	// when Owned); nil: none.
+	Companions func(path string) []string
+}
+
+// RemoveOwned removes the regular file path when owned says, from its
+// first bytes, that the cache wrote it.
+func RemoveOwned(path string, owned func(name string, head []byte) bool) {
+	if head, err := Head(path); err == nil && owned(filepath.Base(path), head) {
+		os.Remove(path)
+	}
 }
 
 // Evict removes, under dir's lock file, temporary files older than an
 // hour and the least recently used entries (by modification time) beyond
-// lim. When another process holds the lock it is left to that one.
+// lim: only files e.Owned recognizes. When another process holds the lock
+// it is left to that one.
 func Evict(dir string, lim Limits, e Entries) error {
-	lock, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	lock, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o600)
 	if err != nil {
 		return err
 	}
@@ -78,10 +98,16 @@ func Evict(dir string, lim Limits, e Entries) error {
 			continue
 		}
 		p := filepath.Join(dir, n.Name())
+		if !info.Mode().IsRegular() || n.Name() == ".lock" {
+			continue
+		}
 		if strings.HasPrefix(n.Name(), TempPrefix) {
 			if time.Since(info.ModTime()) > staleTemp {
-				os.Remove(p)
+				RemoveOwned(p, e.Owned)
 			}
+			continue
+		}
+		if head, err := Head(p); err != nil || !e.Owned(n.Name(), head) {
 			continue
 		}
 		if size, ok := e.Size(dir, n.Name(), info); ok {
@@ -93,7 +119,12 @@ func Evict(dir string, lim Limits, e Entries) error {
 	for i, x := range list {
 		total += x.size
 		if i >= lim.MaxEntries || (total > lim.MaxBytes && i > 0) {
-			e.Remove(x.path)
+			os.Remove(x.path) // Owned: checked above
+			if e.Companions != nil {
+				for _, c := range e.Companions(x.path) {
+					RemoveOwned(c, e.Owned)
+				}
+			}
 		}
 	}
 	return nil

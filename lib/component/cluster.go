@@ -1,12 +1,13 @@
 package component
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 
 	configv1 "github.com/openshift/api/config/v1"
-	"k8s.io/apimachinery/pkg/runtime"
+	sigsjson "sigs.k8s.io/json"
 
 	"github.com/payload-apply/payload-apply/lib/manifest"
 )
@@ -95,7 +96,7 @@ func ParseClusterConfig(file string, data []byte) (*ClusterConfig, error) {
 				c.FeatureGate = &configv1.FeatureGate{}
 				target = c.FeatureGate
 			}
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(m.Obj.Object, target, true); err != nil {
+			if err := decodeStrict(m.Obj.Object, target); err != nil {
 				fail(m, "%v", err)
 			}
 		case gk.Group == "" && gk.Kind == "ConfigMap" && m.Obj.GetNamespace() == "openshift-config" && m.Obj.GetName() == "cluster-profile":
@@ -148,4 +149,41 @@ func (c *ClusterConfig) PlatformType() configv1.PlatformType {
 		return p
 	}
 	return configv1.NonePlatformType
+}
+
+// decodeStrict decodes an object into its Go type as the API server
+// decodes a body (sigs.k8s.io/json, strict), so that a value of the wrong
+// type and a field the type lacks are errors naming the field
+// ("status.controlPlaneTopology: want a string, not an array").
+func decodeStrict(obj map[string]any, target any) error {
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return err
+	}
+	strict, err := sigsjson.UnmarshalStrict(data, target, sigsjson.DisallowUnknownFields)
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &te):
+		return fmt.Errorf("%s: want %s, not %s", te.Field, jsonKind(te.Type.Kind().String()), jsonKind(te.Value))
+	case err != nil:
+		return err
+	case len(strict) > 0:
+		return errors.Join(strict...)
+	}
+	return nil
+}
+
+// jsonKind names a Go kind as JSON calls it.
+func jsonKind(k string) string {
+	switch k {
+	case "string":
+		return "a string"
+	case "slice", "array":
+		return "a list"
+	case "map", "struct", "object":
+		return "an object"
+	case "bool":
+		return "true or false"
+	}
+	return "a number"
 }

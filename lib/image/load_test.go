@@ -4,7 +4,9 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -474,4 +476,93 @@ func layerBytes(t *testing.T, entries ...entry) []byte {
 func layerFromBytes(t *testing.T, gz []byte) v1.Layer {
 	t.Helper()
 	return layerOfOpener(t, gz)
+}
+
+// TestOpenLayoutHostileMetadata: digests of every algorithm are verified
+// or refused, indexes nest no deeper than MaxIndexDepth, and an index
+// where a manifest belongs (or the reverse) is named as such.
+func TestOpenLayoutHostileMetadata(t *testing.T) {
+	img, err := image.Build(payloadFS(), image.BuildOptions{Version: "4.22.0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := img.RawManifest()
+	digest, _ := img.Digest()
+	const ociManifest, ociIndex = "application/vnd.oci.image.manifest.v1+json", "application/vnd.oci.image.index.v1+json"
+	// blob writes data as a blob of the layout named by alg.
+	blob := func(t *testing.T, dir, alg string, data []byte) v1.Hash {
+		d := v1.Hash{Algorithm: alg, Hex: strings.Repeat("0", 96)} // sha384: nothing hashes it
+		if h, err := v1.Hasher(alg); err == nil {
+			h.Write(data)
+			d.Hex = fmt.Sprintf("%x", h.Sum(nil))
+		}
+		p := filepath.Join(dir, "blobs", alg, d.Hex)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	desc := func(mt string, d v1.Hash, n int) string {
+		return fmt.Sprintf(`{"mediaType":%q,"digest":%q,"size":%d}`, mt, d, n)
+	}
+	index := func(t *testing.T, dir string, descs ...string) {
+		if err := os.WriteFile(filepath.Join(dir, "index.json"), []byte(`{"schemaVersion":2,"manifests":[`+strings.Join(descs, ",")+`]}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// withConfig writes a manifest whose config is forged under alg and
+	// returns its descriptor.
+	withConfig := func(t *testing.T, dir, alg string) string {
+		var m map[string]any
+		json.Unmarshal(raw, &m)
+		forged := []byte(`{"architecture":"amd64","os":"linux","config":{"Labels":{"io.openshift.release":"6.6.6"}}}`)
+		d := blob(t, dir, alg, forged)
+		if alg == "sha512" {
+			os.Rename(filepath.Join(dir, "blobs", alg, d.Hex), filepath.Join(dir, "blobs", alg, strings.Repeat("e", 128)))
+			d.Hex = strings.Repeat("e", 128)
+		}
+		m["config"] = map[string]any{"mediaType": "application/vnd.oci.image.config.v1+json", "digest": d.String(), "size": len(forged)}
+		data, _ := json.Marshal(m)
+		return desc(ociManifest, blob(t, dir, "sha256", data), len(data))
+	}
+	for _, tc := range []struct {
+		name  string
+		setup func(t *testing.T, dir string)
+		want  string
+	}{
+		{"config named by sha512, content another", func(t *testing.T, dir string) { index(t, dir, withConfig(t, dir, "sha512")) }, "content has digest sha512:"},
+		{"config named by an algorithm nothing verifies", func(t *testing.T, dir string) { index(t, dir, withConfig(t, dir, "sha384")) }, `unsupported hash: "sha384"`},
+		{"an image manifest named as an index", func(t *testing.T, dir string) { index(t, dir, desc(ociIndex, digest, len(raw))) },
+			"an image manifest (it has a config and layers) where an image index was expected (named " + ociIndex + ")"},
+		{"an index named as an image manifest", func(t *testing.T, dir string) {
+			inner := []byte(`{"schemaVersion":2,"mediaType":"` + ociIndex + `","manifests":[` + desc(ociManifest, digest, len(raw)) + `]}`)
+			index(t, dir, desc(ociManifest, blob(t, dir, "sha256", inner), len(inner)))
+		}, "an image index (it lists manifests) where an image manifest was expected (named " + ociManifest + ")"},
+		{"indexes nested beyond the limit", func(t *testing.T, dir string) {
+			d := desc(ociManifest, digest, len(raw))
+			for range image.MaxIndexDepth + 2 {
+				inner := []byte(`{"schemaVersion":2,"manifests":[` + d + `]}`)
+				d = desc(ociIndex, blob(t, dir, "sha256", inner), len(inner))
+			}
+			index(t, dir, d)
+		}, "image indexes nested more than 4 deep (the index depth limit)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "layout")
+			if err := image.Write(img, dir, image.WriteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			tc.setup(t, dir)
+			got, err := image.Open(dir, image.LoadOptions{})
+			if err == nil {
+				_, err = got.ConfigFile()
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v, want %q", err, tc.want)
+			}
+		})
+	}
 }

@@ -144,12 +144,8 @@ func readBlob(src blobSource, h v1.Hash) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	got, _, err := v1.SHA256(bytes.NewReader(data))
-	if err != nil {
+	if err := verifyDigest(data, h); err != nil {
 		return nil, err
-	}
-	if h.Algorithm == "sha256" && got != h {
-		return nil, fmt.Errorf("%s: content has digest %s", blobName(h), got)
 	}
 	return data, nil
 }
@@ -172,6 +168,9 @@ func openLayout(src blobSource) (v1.Image, error) {
 	if err != nil {
 		return nil, err
 	}
+	if _, err := ManifestKind(manifest, desc.MediaType); err != nil {
+		return nil, fmt.Errorf("%s: %w", blobName(desc.Digest), err)
+	}
 	var m v1.Manifest
 	if err := json.Unmarshal(manifest, &m); err != nil {
 		return nil, fmt.Errorf("image manifest %s: %w", desc.Digest, err)
@@ -186,8 +185,8 @@ func openLayout(src blobSource) (v1.Image, error) {
 // pickImage chooses the one image descriptors name, descending into image
 // indexes.
 func pickImage(src blobSource, descs []v1.Descriptor, where string, depth int) (v1.Descriptor, error) {
-	if depth > 4 {
-		return v1.Descriptor{}, fmt.Errorf("%s: image indexes nested too deep", where)
+	if depth > MaxIndexDepth {
+		return v1.Descriptor{}, fmt.Errorf("%s: image indexes nested more than %d deep (the index depth limit)", where, MaxIndexDepth)
 	}
 	if len(descs) == 0 {
 		return v1.Descriptor{}, fmt.Errorf("%s: names no image", where)
@@ -218,6 +217,9 @@ func pickImage(src blobSource, descs []v1.Descriptor, where string, depth int) (
 		data, err := readBlob(src, d.Digest)
 		if err != nil {
 			return v1.Descriptor{}, err
+		}
+		if _, err := ManifestKind(data, d.MediaType); err != nil {
+			return v1.Descriptor{}, fmt.Errorf("%s: %w", blobName(d.Digest), err)
 		}
 		var index v1.IndexManifest
 		if err := json.Unmarshal(data, &index); err != nil {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/payload-apply/payload-apply/lib/cachedir"
 	"github.com/payload-apply/payload-apply/lib/image"
+	"github.com/payload-apply/payload-apply/lib/safefs"
 )
 
 // formatVersion changes when the entry format does; entries of another
@@ -78,17 +79,26 @@ func (c *Cache) entryPath(digest v1.Hash) string {
 }
 
 // Get returns the payload cached for digest and its Meta, or nil, nil, nil
-// when there is none. A damaged entry is removed and reported as a miss
-// with the error.
+// when there is none. A cache directory others could write is not read
+// (cachedir.Private: the error says why). A damaged entry is removed and
+// reported as a miss with the error; one that is not a regular file (a
+// named pipe) is refused without being opened or removed.
 func (c *Cache) Get(digest v1.Hash) (*image.FS, *Meta, error) {
+	if err := cachedir.Private(c.Dir); err != nil {
+		return nil, nil, fmt.Errorf("payload cache not used: %w", err)
+	}
 	p := c.entryPath(digest)
 	lim := image.DefaultLoadOptions()
-	data, err := readFileMax(p, lim.MaxPayloadSize+int64(lim.MaxFiles)*2048+8<<20)
+	data, err := readFileMax(p, lim.MaxPayloadSize+int64(lim.MaxFiles)*2048+8<<20, isEntry)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil
 	}
-	if err != nil {
+	if errors.Is(err, safefs.ErrSpecialFile) || errors.Is(err, errNotOurs) {
 		return nil, nil, fmt.Errorf("payload cache: %w", err)
+	}
+	if err != nil {
+		os.Remove(p)
+		return nil, nil, fmt.Errorf("payload cache: %w (removed)", err)
 	}
 	fsys, meta, err := readEntry(data)
 	if err == nil && meta.Digest != digest.String() {
@@ -107,6 +117,11 @@ func (c *Cache) Get(digest v1.Hash) (*image.FS, *Meta, error) {
 // slices of data, not copies.
 func readEntry(data []byte) (*image.FS, *Meta, error) {
 	lim := image.DefaultLoadOptions()
+	// tar reads a clean end of input as the end: only the end-of-archive
+	// blocks the writer closes with tell a whole entry from a cut one.
+	if len(data) < 2048 || !bytes.Equal(data[len(data)-1024:], make([]byte, 1024)) {
+		return nil, nil, errors.New("truncated: no end of archive")
+	}
 	br := bytes.NewReader(data)
 	tr := tar.NewReader(br)
 	hdr, err := tr.Next()
@@ -162,8 +177,8 @@ func readEntry(data []byte) (*image.FS, *Meta, error) {
 // Put stores fsys (as Flatten or Get returned it) under digest, pulled
 // from ref, then evicts what the limits do not allow.
 func (c *Cache) Put(digest v1.Hash, ref string, fsys *image.FS) error {
-	if err := os.MkdirAll(c.Dir, 0o700); err != nil {
-		return fmt.Errorf("payload cache: %w", err)
+	if err := cachedir.Private(c.Dir); err != nil {
+		return fmt.Errorf("payload cache not used: %w", err)
 	}
 	tmp, err := os.CreateTemp(c.Dir, cachedir.TempPrefix+"*")
 	if err != nil {
@@ -223,6 +238,26 @@ func writeEntry(w io.Writer, meta Meta, fsys *image.FS) error {
 	return tw.Close()
 }
 
+// isEntry reports whether a file's first bytes are an entry's: a tar
+// whose first member is meta.json, in the USTAR format the cache writes.
+func isEntry(head []byte) bool {
+	return len(head) >= 263 && bytes.HasPrefix(head, []byte(metaName+"\x00")) && string(head[257:262]) == "ustar"
+}
+
+// owned says whether the cache wrote a file, by its first bytes: an entry,
+// a .parsed file, or a temporary file of either.
+func owned(name string, head []byte) bool {
+	switch {
+	case strings.HasSuffix(name, ".tar"):
+		return isEntry(head)
+	case strings.HasSuffix(name, ".parsed"):
+		return bytes.HasPrefix(head, parsedMagic)
+	case strings.HasPrefix(name, cachedir.TempPrefix):
+		return isEntry(head) || bytes.HasPrefix(head, parsedMagic)
+	}
+	return false
+}
+
 // evict removes the least recently used entries beyond the limits, and
 // temporary files of writers that died, under the cache's lock file. An
 // entry is a .tar and its .parsed form; a .parsed without its .tar is
@@ -236,26 +271,24 @@ func (c *Cache) evict() error {
 		lim.MaxEntries = DefaultMaxEntries
 	}
 	err := cachedir.Evict(c.Dir, lim, cachedir.Entries{
+		Owned: owned,
 		Size: func(dir, name string, info fs.FileInfo) (int64, bool) {
 			p := filepath.Join(dir, name)
 			switch {
-			case strings.HasSuffix(name, ".tar") && info.Mode().IsRegular():
+			case strings.HasSuffix(name, ".tar"):
 				size := info.Size()
 				if st, err := os.Stat(strings.TrimSuffix(p, ".tar") + ".parsed"); err == nil {
 					size += st.Size()
 				}
 				return size, true
 			case strings.HasSuffix(name, ".parsed"):
-				if _, err := os.Stat(strings.TrimSuffix(p, ".parsed") + ".tar"); errors.Is(err, fs.ErrNotExist) {
-					os.Remove(p)
+				if _, err := os.Lstat(strings.TrimSuffix(p, ".parsed") + ".tar"); errors.Is(err, fs.ErrNotExist) {
+					os.Remove(p) // Owned: Evict checked it
 				}
 			}
 			return 0, false
 		},
-		Remove: func(path string) {
-			os.Remove(path)
-			os.Remove(strings.TrimSuffix(path, ".tar") + ".parsed")
-		},
+		Companions: func(path string) []string { return []string{strings.TrimSuffix(path, ".tar") + ".parsed"} },
 	})
 	if err != nil {
 		return fmt.Errorf("payload cache: %w", err)

@@ -5,8 +5,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -82,21 +84,115 @@ func TestPutGet(t *testing.T) {
 	}
 }
 
-func TestDamagedEntryIsAMiss(t *testing.T) {
-	c := &imagecache.Cache{Dir: t.TempDir()}
-	if err := c.Put(hash(1), "r", payload(1)); err != nil {
+// TestHostileCache: what the cache reads is refused without blocking and
+// without reading it whole unless it is the cache's own, in a directory
+// only its user can change; eviction removes only the cache's files.
+func TestHostileCache(t *testing.T) {
+	entry := func(c *imagecache.Cache) string { return filepath.Join(c.Dir, "sha256-"+hash(1).Hex+".tar") }
+	for _, tc := range []struct {
+		name    string
+		setup   func(t *testing.T, c *imagecache.Cache)
+		want    string
+		removed bool // the entry file is gone afterwards
+	}{
+		{"not the cache's (no tar of meta.json first): left alone", func(t *testing.T, c *imagecache.Cache) {
+			writeFile(t, entry(c), "not a tar")
+		}, "not a cache entry (its first bytes are not the cache's format): left alone", false},
+		{"the cache's, damaged: removed", func(t *testing.T, c *imagecache.Cache) {
+			data, _ := os.ReadFile(entry(c))
+			writeFile(t, entry(c), string(data[:1024]))
+		}, "(removed)", true},
+		{"a named pipe: refused without blocking", func(t *testing.T, c *imagecache.Cache) {
+			os.Remove(entry(c))
+			if err := syscall.Mkfifo(entry(c), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, "not a regular file: a named pipe (FIFO)", false},
+		{"2 GiB of holes: refused after one block", func(t *testing.T, c *imagecache.Cache) {
+			if err := os.Truncate(entry(c), 0); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Truncate(entry(c), 2<<30); err != nil {
+				t.Fatal(err)
+			}
+		}, "not a cache entry", false},
+		{"a directory others may write: not read", func(t *testing.T, c *imagecache.Cache) {
+			if err := os.Chmod(c.Dir, 0o777); err != nil {
+				t.Fatal(err)
+			}
+		}, "is writable by others (mode 0777)", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &imagecache.Cache{Dir: filepath.Join(t.TempDir(), "payloads")}
+			if err := c.Put(hash(1), "r", payload(1)); err != nil {
+				t.Fatal(err)
+			}
+			tc.setup(t, c)
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			start := time.Now()
+			done := make(chan struct{})
+			var got *image.FS
+			var err error
+			go func() {
+				defer close(done)
+				got, _, err = c.Get(hash(1))
+				if got == nil && err == nil {
+					// A .parsed file beside it is read the same way.
+					c.Parsed(hash(1), nil, "b").Ready()
+				}
+			}()
+			select {
+			case <-done:
+			case <-time.After(2 * time.Second):
+				t.Fatal("Get blocked")
+			}
+			runtime.ReadMemStats(&after)
+			if got != nil || err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Get = %v, %v; want a miss with %q", got, err, tc.want)
+			}
+			if grew := after.TotalAlloc - before.TotalAlloc; grew > 16<<20 || time.Since(start) > time.Second {
+				t.Errorf("took %s and %d MiB", time.Since(start), grew>>20)
+			}
+			if _, err := os.Lstat(entry(c)); os.IsNotExist(err) != tc.removed {
+				t.Errorf("entry removed: %v, want %v", os.IsNotExist(err), tc.removed)
+			}
+		})
+	}
+}
+
+// TestEvictionLeavesTheUsersFiles: a cache directory that is in fact the
+// user's loses none of the user's files, whatever their names.
+func TestEvictionLeavesTheUsersFiles(t *testing.T) {
+	c := &imagecache.Cache{Dir: filepath.Join(t.TempDir(), "payloads"), MaxEntries: 1}
+	users := map[string]string{"sha256-" + hash(7).Hex + ".tar": "my backup", "notes.parsed": "PAP? no", ".tmp-mine": "draft", "a.entry": "x"}
+	for name, body := range users {
+		writeFile(t, filepath.Join(c.Dir, name), body)
+		old := time.Now().Add(-48 * time.Hour)
+		os.Chtimes(filepath.Join(c.Dir, name), old, old)
+	}
+	for i := 1; i <= 3; i++ {
+		if err := c.Put(hash(i), "r", payload(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, body := range users {
+		if data, err := os.ReadFile(filepath.Join(c.Dir, name)); err != nil || string(data) != body {
+			t.Errorf("%s: %q, %v: the user's file was changed", name, data, err)
+		}
+	}
+	if got, _, _ := c.Get(hash(1)); got != nil {
+		t.Error("the cache's own entry 1 kept beyond MaxEntries")
+	}
+}
+
+func writeFile(t *testing.T, p, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	p := filepath.Join(c.Dir, "sha256-"+hash(1).Hex+".tar")
-	if err := os.WriteFile(p, []byte("not a tar"), 0o600); err != nil {
+	if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
 		t.Fatal(err)
-	}
-	got, _, err := c.Get(hash(1))
-	if got != nil || err == nil || !strings.Contains(err.Error(), "removed") {
-		t.Fatalf("Get = %v, %v; want a miss with an error", got, err)
-	}
-	if _, err := os.Stat(p); !os.IsNotExist(err) {
-		t.Errorf("damaged entry kept: %v", err)
 	}
 }
 

@@ -10,12 +10,16 @@
 // what its manifests parse to (Parsed), so that nothing is parsed twice
 // either. Eviction (least recently used first, beyond MaxEntries or
 // MaxBytes) runs after a Put under an exclusive lock file, skipped when
-// another process holds it. Entries are trusted as the user's own files: the
-// cache directory is private (0700) to its user.
+// another process holds it, and removes only files whose first bytes are
+// the cache's (lib/cachedir). Entries are trusted as the user's own files,
+// so the cache directory must be private: one that is a link, or that
+// another user owns or may write, is not used (cachedir.Private). Every
+// file is opened only when it is a regular file (lib/safefs), and its
+// first bytes are checked before it is read whole.
 //
 // It imports lib/image, lib/manifest (the parsed form), go-containerregistry's
 // v1 types and the standard library.
 //
-// May import: lib/cachedir, lib/image, lib/manifest.
+// May import: lib/cachedir, lib/image, lib/manifest, lib/safefs.
 // Cluster I/O: none.
 package imagecache

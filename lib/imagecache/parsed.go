@@ -1,6 +1,7 @@
 package imagecache
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/payload-apply/payload-apply/lib/cachedir"
 	"github.com/payload-apply/payload-apply/lib/manifest"
+	"github.com/payload-apply/payload-apply/lib/safefs"
 )
 
 // parsedMagic starts a .parsed file; the parsed forms follow, by path.
@@ -69,9 +71,6 @@ func (p *Parsed) load() {
 	if err != nil {
 		return
 	}
-	if !strings.HasPrefix(s, string(parsedMagic)) {
-		return
-	}
 	i := len(parsedMagic)
 	next := func() (string, bool) {
 		n, k := binary.Uvarint([]byte(s[i:min(len(s), i+binary.MaxVarintLen64)]))
@@ -99,34 +98,66 @@ func (p *Parsed) load() {
 	p.index = index
 }
 
-func readFileMax(path string, max int64) ([]byte, error) {
-	st, err := os.Stat(path)
+// errNotOurs marks a file whose first bytes are not the cache's: it is
+// neither read nor removed.
+var errNotOurs = errors.New("not a cache entry (its first bytes are not the cache's format): left alone")
+
+// openChecked opens the regular file path (a named pipe or a device is
+// refused without blocking: lib/safefs), refuses one above max bytes, and
+// checks its first bytes with magic before the caller reads it whole (a
+// damaged sparse file of gigabytes is refused after reading a block).
+func openChecked(path string, max int64, magic func(head []byte) bool) (*os.File, int64, error) {
+	f, err := safefs.Open(path, safefs.Regular)
+	if err != nil {
+		return nil, 0, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	head := make([]byte, cachedir.HeadSize)
+	n, _ := io.ReadFull(f, head)
+	if !magic(head[:n]) {
+		f.Close()
+		return nil, 0, fmt.Errorf("%s: %w", path, errNotOurs)
+	}
+	if st.Size() > max {
+		f.Close()
+		return nil, 0, fmt.Errorf("%s: larger than %d bytes", path, max)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	return f, st.Size(), nil
+}
+
+// readFileMax reads a file checked by openChecked whole.
+func readFileMax(path string, max int64, magic func([]byte) bool) ([]byte, error) {
+	f, size, err := openChecked(path, max, magic)
 	if err != nil {
 		return nil, err
 	}
-	if st.Size() > max {
-		return nil, fmt.Errorf("%s: larger than %d bytes", path, max)
+	defer f.Close()
+	buf := make([]byte, size)
+	n, err := io.ReadFull(f, buf)
+	if err != nil && err != io.ErrUnexpectedEOF {
+		return nil, err
 	}
-	return os.ReadFile(path)
+	return buf[:n], nil
 }
 
-// readStringMax reads a file into a string without a second copy (the
-// parsed forms are slices of it).
+// readStringMax reads a .parsed file (checked by openChecked) into a
+// string without a second copy (the parsed forms are slices of it).
 func readStringMax(path string, max int64) (string, error) {
-	f, err := os.Open(path)
+	f, size, err := openChecked(path, max, func(head []byte) bool { return bytes.HasPrefix(head, parsedMagic) })
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return "", err
-	}
-	if st.Size() > max {
-		return "", fmt.Errorf("%s: larger than %d bytes", path, max)
-	}
 	var b strings.Builder
-	b.Grow(int(st.Size()))
+	b.Grow(int(size))
 	if _, err := io.Copy(&b, io.LimitReader(f, max)); err != nil {
 		return "", err
 	}

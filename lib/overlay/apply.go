@@ -9,6 +9,7 @@ import (
 	"maps"
 	"path"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -255,7 +256,7 @@ func runKustomize(ctx context.Context, mem *prepared, input []byte) (resmap.ResM
 		}
 		res, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(mem.fs, memRoot)
 		if err != nil {
-			err = fmt.Errorf("kustomize build: %w", err)
+			err = fmt.Errorf("kustomize build: %w", explainKustomize(err))
 		}
 		done <- result{res: res, err: err}
 	}()
@@ -403,4 +404,35 @@ func newManifest(u *unstructured.Unstructured, file string, doc, line int) (*man
 	m.OriginalFilename = path.Base(file)
 	m.Raw = nil // not kept (see manifest.Manifest)
 	return m, nil
+}
+
+// kustomize says an object lost its name by printing the object as a Go
+// value; these read what it was out of that dump.
+var (
+	missingName    = regexp.MustCompile(`missing metadata\.name in object \{\{(\S+) (\S+)\}`)
+	previousName   = regexp.MustCompile(`previousNames:(\S+)`)
+	previousNS     = regexp.MustCompile(`previousNamespaces:(\S+)`)
+	transformerRef = regexp.MustCompile(`kind: (\S+Transformer)`)
+)
+
+// explainKustomize rewrites the errors kustomize words for its own
+// developers: an object whose name a patch removed is named as it was
+// before, with what removed it, instead of kustomize's dump of it.
+func explainKustomize(err error) error {
+	m := missingName.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	obj := m[2]
+	if n := previousName.FindStringSubmatch(err.Error()); n != nil {
+		if ns := previousNS.FindStringSubmatch(err.Error()); ns != nil && ns[1] != "" && ns[1] != "~X" {
+			obj += "/" + ns[1]
+		}
+		obj += "/" + n[1]
+	}
+	by := "the overlay"
+	if t := transformerRef.FindStringSubmatch(err.Error()); t != nil {
+		by = "a patch (" + t[1] + ")"
+	}
+	return fmt.Errorf("%s removed metadata.name of %s (%s): every object needs a name; a patch may change it, not remove it", by, obj, m[1])
 }

@@ -576,6 +576,12 @@ func TestApplyErrors(t *testing.T) {
 		files:   map[string]string{"o/kustomization.yaml": "a: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]\ng: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]\nh: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]\n"},
 		wantErr: []string{`test/o/kustomization.yaml: parse: invalid Kustomization: yaml: document contains excessive aliasing`},
 	}, {
+		name: "a patch that removes metadata.name",
+		files: map[string]string{
+			"o/kustomization.yaml": "patches:\n- target: {kind: ConfigMap, name: settings}\n  patch: '[{\"op\": \"remove\", \"path\": \"/metadata/name\"}]'\n",
+		},
+		wantErr: []string{"test/o/kustomization.yaml: kustomize build: a patch (PatchTransformer) removed metadata.name of ConfigMap/demo/settings (v1): every object needs a name; a patch may change it, not remove it"},
+	}, {
 		name: "an overlay must not forge the index annotation",
 		files: map[string]string{
 			"o/kustomization.yaml": "commonAnnotations: {overlay.payload-apply/index: \"0\"}\n",

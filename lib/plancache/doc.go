@@ -15,8 +15,13 @@
 // truncated or damaged body) is removed and read as a miss. Eviction
 // (least recently used first, beyond MaxEntries or MaxBytes) runs after a
 // Put under an exclusive lock file, skipped when another process holds it,
-// as lib/imagecache does. The directory is private (0700) to its user.
+// as lib/imagecache does, and removes only files that begin as entries do
+// (lib/cachedir). The directory must be private to its user: one that is
+// a link, or that another user owns or may write, is not used
+// (cachedir.Private). Entries are opened only when they are regular files
+// (lib/safefs), and their header is checked against their size before
+// they are read whole.
 //
-// May import: lib/cachedir, lib/manifest.
+// May import: lib/cachedir, lib/manifest, lib/safefs.
 // Cluster I/O: none.
 package plancache

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/payload-apply/payload-apply/lib/cachedir"
+	"github.com/payload-apply/payload-apply/lib/safefs"
 )
 
 // Key names an entry: the SHA-256 of what the entry was made from.
@@ -84,22 +85,28 @@ func (s *Store) path(key Key) string {
 }
 
 // Get returns the body stored under key, or nil, nil when there is none. A
-// damaged entry (or one of another format) is removed and reported as a
-// miss with the error, for the caller to log.
+// directory others could write is not read (cachedir.Private). An entry
+// is opened only when it is a regular file (a named pipe is refused
+// without blocking: lib/safefs), and its header is checked against its
+// size before it is read whole; a file whose first bytes are not an
+// entry's is left alone, a damaged entry (or one of another format) is
+// removed; both are reported as a miss with the error, for the caller to
+// log.
 func (s *Store) Get(key Key) ([]byte, error) {
 	if s == nil {
 		return nil, nil
 	}
+	if err := cachedir.Private(s.Dir); err != nil {
+		return nil, fmt.Errorf("plan cache not used: %w", err)
+	}
 	p := s.path(key)
-	data, err := readFileMax(p, maxEntrySize)
-	if errors.Is(err, fs.ErrNotExist) {
+	body, err := readEntry(p, key)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return nil, nil
-	}
-	if err != nil {
+	case errors.Is(err, errNotOurs), errors.Is(err, safefs.ErrSpecialFile):
 		return nil, fmt.Errorf("plan cache: %w", err)
-	}
-	body, err := checkEntry(data, key)
-	if err != nil {
+	case err != nil:
 		os.Remove(p)
 		return nil, fmt.Errorf("plan cache: %s: %w (removed)", p, err)
 	}
@@ -108,37 +115,60 @@ func (s *Store) Get(key Key) ([]byte, error) {
 	return body, nil
 }
 
-// Has reports whether an entry is stored under key (without reading it).
+// Has reports whether a regular file is stored under key in a private
+// directory (without reading it).
 func (s *Store) Has(key Key) bool {
-	if s == nil {
+	if s == nil || cachedir.Private(s.Dir) != nil {
 		return false
 	}
-	_, err := os.Stat(s.path(key))
-	return err == nil
+	st, err := os.Stat(s.path(key))
+	return err == nil && st.Mode().IsRegular()
 }
 
-// checkEntry returns the body of an entry file after checking its header.
-func checkEntry(data []byte, key Key) ([]byte, error) {
-	if !bytes.HasPrefix(data, entryMagic) {
-		return nil, errors.New("not an entry")
+// errNotOurs marks a file whose first bytes are not an entry's: it is
+// neither read nor removed.
+var errNotOurs = errors.New("not a cache entry (its first bytes are not the cache's format): left alone")
+
+// readEntry returns the body of the entry file path: its header (magic,
+// format, key, length) is read and checked against the file's size first,
+// then the body is read whole into one buffer and checked against its
+// CRC.
+func readEntry(path string, key Key) ([]byte, error) {
+	f, err := safefs.Open(path, safefs.Regular)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	head := make([]byte, cachedir.HeadSize)
+	n, _ := io.ReadFull(f, head)
+	head = head[:n]
+	if !bytes.HasPrefix(head, entryMagic) {
+		return nil, fmt.Errorf("%s: %w", path, errNotOurs)
 	}
 	i := len(entryMagic)
-	format, n := binary.Uvarint(data[i:])
+	format, n := binary.Uvarint(head[i:])
 	if n <= 0 || format != formatVersion {
 		return nil, fmt.Errorf("format %d, want %d", format, formatVersion)
 	}
 	i += n
-	if len(data)-i < len(key) || !bytes.Equal(data[i:i+len(key)], key[:]) {
+	if len(head)-i < len(key) || !bytes.Equal(head[i:i+len(key)], key[:]) {
 		return nil, errors.New("entry of another key")
 	}
 	i += len(key)
-	size, n := binary.Uvarint(data[i:])
-	if n <= 0 || len(data)-i-n < 4 || size != uint64(len(data)-i-n-4) {
-		return nil, errors.New("truncated")
+	size, n := binary.Uvarint(head[i:])
+	if n <= 0 || size > maxEntrySize || uint64(st.Size()) != uint64(i+n+4)+size {
+		return nil, fmt.Errorf("truncated or damaged: the header says %d bytes of body, the file has %d in all", size, st.Size())
 	}
 	i += n
-	sum := binary.LittleEndian.Uint32(data[i:])
-	body := data[i+4:]
+	sum := binary.LittleEndian.Uint32(head[i:])
+	body := make([]byte, size)
+	if _, err := f.ReadAt(body, int64(i+4)); err != nil {
+		return nil, err
+	}
 	if crc32.Checksum(body, castagnoli) != sum {
 		return nil, errors.New("checksum mismatch")
 	}
@@ -147,8 +177,8 @@ func checkEntry(data []byte, key Key) ([]byte, error) {
 
 // Put stores body under key, then evicts what the limits do not allow.
 func (s *Store) Put(key Key, body []byte) error {
-	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
-		return fmt.Errorf("plan cache: %w", err)
+	if err := cachedir.Private(s.Dir); err != nil {
+		return fmt.Errorf("plan cache not used: %w", err)
 	}
 	head := append([]byte{}, entryMagic...)
 	head = binary.AppendUvarint(head, formatVersion)
@@ -187,36 +217,13 @@ func (s *Store) evict() error {
 		lim.MaxEntries = DefaultMaxEntries
 	}
 	err := cachedir.Evict(s.Dir, lim, cachedir.Entries{
+		Owned: func(_ string, head []byte) bool { return bytes.HasPrefix(head, entryMagic) },
 		Size: func(_, name string, info fs.FileInfo) (int64, bool) {
-			return info.Size(), strings.HasSuffix(name, ".entry") && info.Mode().IsRegular()
+			return info.Size(), strings.HasSuffix(name, ".entry")
 		},
-		Remove: func(path string) { os.Remove(path) },
 	})
 	if err != nil {
 		return fmt.Errorf("plan cache: %w", err)
 	}
 	return nil
-}
-
-// readFileMax reads a file whole into one buffer of its size, refusing one
-// larger than max.
-func readFileMax(path string, max int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if st.Size() > max {
-		return nil, fmt.Errorf("%s: larger than %d bytes", path, max)
-	}
-	buf := make([]byte, st.Size())
-	n, err := io.ReadFull(f, buf)
-	if err != nil && err != io.ErrUnexpectedEOF {
-		return nil, err
-	}
-	return buf[:n], nil
 }

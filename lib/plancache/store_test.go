@@ -6,9 +6,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -47,7 +49,8 @@ func TestStoreGetPut(t *testing.T) {
 	}
 }
 
-// A damaged entry is a miss, reported, and removed.
+// A damaged entry is a miss, reported, and removed; a file that does not
+// begin as an entry does is a miss, reported, and left alone.
 func TestStoreCorruption(t *testing.T) {
 	k := NewKey("x")
 	for name, damage := range map[string]func(p string, b []byte) []byte{
@@ -79,8 +82,9 @@ func TestStoreCorruption(t *testing.T) {
 			if got != nil || err == nil || !strings.Contains(err.Error(), p) {
 				t.Errorf("got %q, %v; want a miss with an error naming the file", got, err)
 			}
-			if s.Has(k) {
-				t.Error("damaged entry kept")
+			notOurs := name == "empty" || name == "other magic"
+			if s.Has(k) != notOurs {
+				t.Errorf("kept: %v, want %v", s.Has(k), notOurs)
 			}
 		})
 	}
@@ -123,10 +127,14 @@ func TestStoreEviction(t *testing.T) {
 		t.Error("an entry above MaxBytes alone is kept")
 	}
 
-	// Temporary files of dead writers go after an hour.
+	// Temporary files of dead writers go after an hour; one that does not
+	// begin as an entry is not the cache's.
 	old := filepath.Join(s.Dir, ".tmp-dead")
-	os.WriteFile(old, []byte("x"), 0o600)
+	os.WriteFile(old, append(entryMagic, 'x'), 0o600)
 	os.Chtimes(old, past, past)
+	users := filepath.Join(s.Dir, ".tmp-users")
+	os.WriteFile(users, []byte("x"), 0o600)
+	os.Chtimes(users, past, past)
 	fresh := filepath.Join(s.Dir, ".tmp-writing")
 	os.WriteFile(fresh, []byte("x"), 0o600)
 	s.Put(NewKey("d"), []byte("d"))
@@ -135,6 +143,9 @@ func TestStoreEviction(t *testing.T) {
 	}
 	if _, err := os.Stat(fresh); err != nil {
 		t.Error("a writer's temporary file removed")
+	}
+	if _, err := os.Stat(users); err != nil {
+		t.Error("a temporary file the cache did not write removed")
 	}
 }
 
@@ -219,5 +230,67 @@ func TestStoreConcurrentChild(t *testing.T) {
 		if got != nil && !bytes.Equal(got, want) {
 			t.Fatalf("key %d: wrong body", i%8)
 		}
+	}
+}
+
+// TestStoreHostileFiles: a named pipe at an entry's place is refused
+// without blocking, a sparse file of gigabytes without reading it, and a
+// directory others may write is not read.
+func TestStoreHostileFiles(t *testing.T) {
+	k := NewKey("x")
+	for _, tc := range []struct {
+		name  string
+		setup func(t *testing.T, s *Store)
+		want  string
+	}{
+		{"a named pipe", func(t *testing.T, s *Store) {
+			os.Remove(s.path(k))
+			if err := syscall.Mkfifo(s.path(k), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, "not a regular file: a named pipe (FIFO)"},
+		{"2 GiB of holes after a good header", func(t *testing.T, s *Store) {
+			if err := os.Truncate(s.path(k), 2<<30); err != nil {
+				t.Fatal(err)
+			}
+		}, "truncated or damaged: the header says 21 bytes of body, the file has 2147483648 in all"},
+		{"2 GiB of holes", func(t *testing.T, s *Store) {
+			os.Truncate(s.path(k), 0)
+			if err := os.Truncate(s.path(k), 2<<30); err != nil {
+				t.Fatal(err)
+			}
+		}, "not a cache entry"},
+		{"a directory others may write", func(t *testing.T, s *Store) { os.Chmod(s.Dir, 0o777) }, "writable by others (mode 0777)"},
+		{"a link to a user's directory", func(t *testing.T, s *Store) {
+			user := filepath.Join(filepath.Dir(s.Dir), "documents")
+			os.Rename(s.Dir, user)
+			os.Symlink(user, s.Dir)
+		}, "a symbolic link, not the cache's own directory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &Store{Dir: filepath.Join(t.TempDir(), "plans")}
+			if err := s.Put(k, []byte("a body of some length")); err != nil {
+				t.Fatal(err)
+			}
+			tc.setup(t, s)
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			done := make(chan struct{})
+			var got []byte
+			var err error
+			go func() { defer close(done); got, err = s.Get(k) }()
+			select {
+			case <-done:
+			case <-time.After(2 * time.Second):
+				t.Fatal("Get blocked")
+			}
+			runtime.ReadMemStats(&after)
+			if got != nil || err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Get = %q, %v; want a miss with %q", got, err, tc.want)
+			}
+			if grew := after.TotalAlloc - before.TotalAlloc; grew > 16<<20 {
+				t.Errorf("%d MiB allocated", grew>>20)
+			}
+		})
 	}
 }

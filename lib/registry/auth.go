@@ -12,6 +12,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -22,8 +24,12 @@ import (
 // maxAuthFileSize bounds a credentials file and a helper's answer.
 const maxAuthFileSize = 1 << 20
 
-// helperTimeout bounds a docker-credential-* helper run.
-const helperTimeout = 30 * time.Second
+// DefaultHelperTimeout bounds a docker-credential-* helper run.
+const DefaultHelperTimeout = 30 * time.Second
+
+// helperWaitDelay is how long a helper's output may stay open once it has
+// been killed (a process it started may hold it).
+const helperWaitDelay = time.Second
 
 // Keychain finds registry credentials in the files the container tools
 // keep them in: containers-auth.json(5) files (podman, skopeo, buildah,
@@ -41,6 +47,18 @@ type Keychain struct {
 	// Origin says where Files came from, for messages ("--registry-config",
 	// "REGISTRY_AUTH_FILE", "the default locations").
 	Origin string
+	// HelperTimeout bounds each credential helper run; zero:
+	// DefaultHelperTimeout. A helper is run once per registry host: its
+	// answer, or its failure, is kept for the Keychain's life.
+	HelperTimeout time.Duration
+
+	mu      sync.Mutex
+	answers map[string]helperAnswer // by helper and host
+}
+
+type helperAnswer struct {
+	c   *authn.AuthConfig
+	err error
 }
 
 var _ authn.ContextKeychain = (*Keychain)(nil)
@@ -168,7 +186,7 @@ func (k *Keychain) Lookup(ctx context.Context, target string) (*Credentials, err
 			helper = af.CredsStore
 		}
 		if helper != "" {
-			c, err := runHelper(ctx, helper, host)
+			c, err := k.helper(ctx, helper, host)
 			if err != nil {
 				return nil, fmt.Errorf("%s: credential helper %q for %s: %w", file, helper, host, err)
 			}
@@ -258,29 +276,66 @@ func (e authEntry) credentials() (*authn.AuthConfig, error) {
 	return &c, nil
 }
 
+// helper returns what helper answers for host, running it once per
+// Keychain (the context ending is not kept: the next lookup runs it again).
+func (k *Keychain) helper(ctx context.Context, helper, host string) (*authn.AuthConfig, error) {
+	key := helper + "\x00" + host
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if a, ok := k.answers[key]; ok {
+		return a.c, a.err
+	}
+	timeout := k.HelperTimeout
+	if timeout <= 0 {
+		timeout = DefaultHelperTimeout
+	}
+	c, err := runHelper(ctx, helper, host, timeout)
+	if ctx.Err() == nil {
+		if k.answers == nil {
+			k.answers = map[string]helperAnswer{}
+		}
+		k.answers[key] = helperAnswer{c, err}
+	}
+	return c, err
+}
+
 // runHelper asks docker-credential-NAME for host's credentials, as docker
 // does: "get" with the server on stdin, JSON on stdout. A helper that has
-// none answers "credentials not found in native keychain".
-func runHelper(ctx context.Context, helper, host string) (*authn.AuthConfig, error) {
-	ctx, cancel := context.WithTimeout(ctx, helperTimeout)
+// none answers "credentials not found in native keychain". It is killed,
+// with every process it started (its process group), after timeout, when
+// ctx ends, or as soon as it writes more than a credentials file may
+// hold; its output is not waited for longer than helperWaitDelay after.
+func runHelper(ctx context.Context, helper, host string, timeout time.Duration) (*authn.AuthConfig, error) {
+	run, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "docker-credential-"+helper, "get")
+	cmd := exec.CommandContext(run, "docker-credential-"+helper, "get")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = helperWaitDelay
 	cmd.Stdin = strings.NewReader(host)
-	var out, errOut limitedBuffer
-	out.max, errOut.max = maxAuthFileSize, 4096
+	out := limitedBuffer{max: maxAuthFileSize, over: cancel}
+	errOut := limitedBuffer{max: 4096}
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Run(); err != nil {
+		switch {
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case out.overflow:
+			return nil, fmt.Errorf("answered more than %d bytes, more than credentials take: killed", maxAuthFileSize)
+		case run.Err() != nil:
+			return nil, fmt.Errorf("no answer within %s: killed", timeout)
+		}
 		msg := strings.TrimSpace(out.String() + " " + errOut.String())
 		if strings.Contains(msg, "credentials not found") {
 			return nil, nil
 		}
-		return nil, fmt.Errorf("%w: %s", err, msg)
+		return nil, fmt.Errorf("%w: %.512s", err, msg)
 	}
 	var resp struct {
 		Username string
 		Secret   string
 	}
-	if err := json.Unmarshal(out.Bytes(), &resp); err != nil {
+	if err := json.Unmarshal(out.buf.Bytes(), &resp); err != nil {
 		return nil, fmt.Errorf("answer is not JSON: %w", err)
 	}
 	if resp.Username == "<token>" {
@@ -289,19 +344,31 @@ func runHelper(ctx context.Context, helper, host string) (*authn.AuthConfig, err
 	return &authn.AuthConfig{Username: resp.Username, Password: resp.Secret}, nil
 }
 
-// limitedBuffer keeps the first max bytes written to it.
+// limitedBuffer keeps the first max bytes written to it; past them it
+// calls over (when set: then it fails the write) once. The buffer is not
+// embedded: its ReadFrom, which io.Copy prefers to Write, would read
+// without a bound (a helper printing 300 MB took 1.3 GB so).
 type limitedBuffer struct {
-	bytes.Buffer
-	max int
+	buf      bytes.Buffer
+	max      int
+	over     func()
+	overflow bool
 }
 
+func (b *limitedBuffer) String() string { return b.buf.String() }
+
 func (b *limitedBuffer) Write(p []byte) (int, error) {
-	if rest := b.max - b.Len(); rest > 0 {
-		if len(p) > rest {
-			b.Buffer.Write(p[:rest])
-		} else {
-			b.Buffer.Write(p)
+	if rest := b.max - b.buf.Len(); len(p) > rest {
+		b.buf.Write(p[:max(rest, 0)])
+		if b.over != nil {
+			if !b.overflow {
+				b.overflow = true
+				b.over()
+			}
+			return 0, errors.New("output above the limit")
 		}
+		return len(p), nil
 	}
+	b.buf.Write(p)
 	return len(p), nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
+	"github.com/payload-apply/payload-apply/lib/image"
 	"github.com/payload-apply/payload-apply/lib/signature"
 )
 
@@ -33,18 +34,32 @@ func (c *Client) String() string { return "registry" }
 // CosignSignatures reads the cosign signatures of digest in repository
 // (HOST/REPO): the layers of the image tagged signature.CosignTag(digest),
 // each payload checked against its digest and bounded. No such tag: none.
+// A tag that is an image index, not the image manifest cosign writes, is
+// an error saying so (not "no signature").
 func (c *Client) CosignSignatures(ctx context.Context, repository string, digest v1.Hash) ([]signature.CosignSignature, error) {
 	ref, err := c.cosignRef(repository, digest)
 	if err != nil {
 		return nil, err
 	}
-	img, _, err := c.Image(ctx, ref)
+	desc, err := remote.Get(ref, c.remote(ctx)...)
 	if err != nil {
+		err = c.explain(ctx, "read signatures", ref, err)
 		var ae *AccessError
 		if errors.As(err, &ae) && ae.Status == http.StatusNotFound {
 			return nil, nil
 		}
 		return nil, err
+	}
+	index, err := image.ManifestKind(desc.Manifest, desc.MediaType)
+	if err == nil && index {
+		err = errors.New("an image index (it lists manifests), where cosign stores signatures as one image manifest whose layers are the signatures")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read signatures %s: %w", ref, err)
+	}
+	img, err := desc.Image()
+	if err != nil {
+		return nil, c.explain(ctx, "read signatures", ref, err)
 	}
 	m, err := img.Manifest()
 	if err != nil {

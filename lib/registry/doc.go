@@ -7,7 +7,11 @@
 // Options.Insecure, which may also be reached over plain HTTP, as skopeo's
 // --tls-verify=false allows. Every response is bounded: manifests and other
 // metadata by Limits.MaxManifestSize, redirect chains by Limits.MaxRedirects,
-// a stalled body by Limits.StallTimeout, layers by image.LoadOptions.
+// layers by image.LoadOptions; every body must come at Limits.MinRate over
+// every Limits.RateWindow, and every response within its budget
+// (Limits.Budget: ReadBudget, plus a blob's length at MinRate), so that a
+// registry sending a byte at a time cannot hold a command; the caller's
+// context (Ctrl-C) ends a transfer at once.
 //
 // Pull reads only the layers a payload needs (image.FlattenTop): from the
 // top of the image down to the layer below which nothing of manifests/ and

@@ -115,7 +115,7 @@ func hostileClient(srv *httptest.Server) *registry.Client {
 	pool := x509.NewCertPool()
 	pool.AddCert(srv.Certificate())
 	return registry.New(registry.Options{RootCAs: pool, Limits: registry.Limits{
-		MaxManifestSize: 1 << 20, StallTimeout: 300 * time.Millisecond, ResponseTimeout: time.Second,
+		MaxManifestSize: 1 << 20, MinRate: 1 << 10, RateWindow: 300 * time.Millisecond, ReadBudget: time.Second, ResponseTimeout: time.Second,
 		Retries: 2, RetryDelay: 10 * time.Millisecond,
 	}})
 }
@@ -194,7 +194,12 @@ func TestHostileRegistries(t *testing.T) {
 				}
 				return false
 			}, ":t"
-		}, "stalled", true},
+		}, "1 bytes in the last 300ms, below the minimum rate of 1024 bytes/s", true},
+		{"manifest one byte at a time", drip("/manifests/", 20*time.Millisecond, 1, nil), "bytes in the last 300ms, below the minimum rate of 1024 bytes/s", true},
+		{"layer one byte at a time", drip("/blobs/", 20*time.Millisecond, 1, func(f *fakeImage) []byte { return f.blobs[f.m.Layers[0].Digest.String()] }),
+			"bytes in the last 300ms, below the minimum rate of 1024 bytes/s", false},
+		{"manifest above the rate, beyond the budget", drip("/manifests/", 20*time.Millisecond, 64, func(*fakeImage) []byte { return bytes.Repeat([]byte(" "), 4000) }),
+			"not done after 1s (", true},
 		{"no response headers", func(t *testing.T, f *fakeImage) (func(http.ResponseWriter, *http.Request) bool, string) {
 			return func(w http.ResponseWriter, r *http.Request) bool {
 				if strings.Contains(r.URL.Path, "/manifests/") {
@@ -263,6 +268,38 @@ func TestHostileRegistries(t *testing.T) {
 	}
 }
 
+// drip answers requests whose path contains part with body(f) (nil: the
+// manifest), chunk bytes every every, its length declared.
+func drip(part string, every time.Duration, chunk int, body func(*fakeImage) []byte) func(*testing.T, *fakeImage) (func(http.ResponseWriter, *http.Request) bool, string) {
+	return func(t *testing.T, f *fakeImage) (func(http.ResponseWriter, *http.Request) bool, string) {
+		return func(w http.ResponseWriter, r *http.Request) bool {
+			if !strings.Contains(r.URL.Path, part) {
+				return false
+			}
+			data := f.manifest
+			if body != nil {
+				data = body(f)
+			}
+			w.Header().Set("Content-Length", fmt.Sprint(len(data)))
+			if part == "/manifests/" {
+				w.Header().Set("Content-Type", string(f.m.MediaType))
+			}
+			for i := 0; i < len(data); i += chunk {
+				if _, err := w.Write(data[i:min(i+chunk, len(data))]); err != nil {
+					return true
+				}
+				w.(http.Flusher).Flush()
+				select {
+				case <-r.Context().Done():
+					return true
+				case <-time.After(every):
+				}
+			}
+			return true
+		}, ":t"
+	}
+}
+
 func status(code int) func(*testing.T, *fakeImage) (func(http.ResponseWriter, *http.Request) bool, string) {
 	return func(t *testing.T, f *fakeImage) (func(http.ResponseWriter, *http.Request) bool, string) {
 		return func(w http.ResponseWriter, r *http.Request) bool {
@@ -297,5 +334,124 @@ func TestPullGood(t *testing.T) {
 	ref, _ = c.ParseReference(strings.TrimPrefix(plain.URL, "http://") + "/r:t")
 	if _, err := c.Pull(context.Background(), ref, image.LoadOptions{}, t.TempDir()); err == nil || !strings.Contains(err.Error(), "plain HTTP refused") {
 		t.Errorf("plain HTTP: err = %v", err)
+	}
+}
+
+// TestPullInterruptedDuringDrip: a cancel ends a pull whose manifest comes
+// one byte at a time within a tenth of a second, as interrupted.
+func TestPullInterruptedDuringDrip(t *testing.T) {
+	f := newFakeImage(t)
+	hook, _ := drip("/manifests/", 100*time.Millisecond, 1, nil)(t, f)
+	srv, _ := serve(t, f, hook)
+	pool := x509.NewCertPool()
+	pool.AddCert(srv.Certificate())
+	c := registry.New(registry.Options{RootCAs: pool}) // the default limits
+	ref, _ := c.ParseReference(strings.TrimPrefix(srv.URL, "https://") + "/r:t")
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	start := time.Now()
+	_, err := c.Pull(ctx, ref, image.LoadOptions{}, t.TempDir())
+	if took := time.Since(start); took > 400*time.Millisecond {
+		t.Errorf("took %s after a cancel at 300ms", took)
+	}
+	if err == nil || !strings.Contains(err.Error(), "interrupted") {
+		t.Errorf("err = %v, want interrupted", err)
+	}
+}
+
+// TestHostileIndexes: image indexes from the network nest no deeper than
+// a local layout's, whatever the chain's length, and a manifest that is
+// not what its media type says, a missing child and a .sig tag that is an
+// index are errors saying so.
+func TestHostileIndexes(t *testing.T) {
+	const ociIndex = "application/vnd.oci.image.index.v1+json"
+	amd64 := `"platform":{"os":"linux","architecture":"amd64"}`
+	indexOf := func(child v1.Hash, mt string, size int) []byte {
+		return []byte(fmt.Sprintf(`{"schemaVersion":2,"mediaType":%q,"manifests":[{"mediaType":%q,"digest":%q,"size":%d,%s}]}`, ociIndex, mt, child, size, amd64))
+	}
+	tests := []struct {
+		name string
+		// chain returns the manifests by digest and the one the tag names,
+		// with the Content-Type of each.
+		chain        func(f *fakeImage) (map[string][]byte, map[string]string, string)
+		want         string
+		maxManifests int64
+		cosign       bool
+	}{
+		{"a chain of 100,000 indexes", func(f *fakeImage) (map[string][]byte, map[string]string, string) {
+			by, types := map[string][]byte{f.digest.String(): f.manifest}, map[string]string{}
+			d, mt, size := f.digest, string(f.m.MediaType), len(f.manifest)
+			for range 100_000 {
+				data := indexOf(d, mt, size)
+				d, _, _ = v1.SHA256(bytes.NewReader(data))
+				by[d.String()], types[d.String()], mt, size = data, ociIndex, ociIndex, len(data)
+			}
+			return by, types, d.String()
+		}, "image indexes nested more than 4 deep (the index depth limit)", 6, false},
+		{"an index served as an image manifest", func(f *fakeImage) (map[string][]byte, map[string]string, string) {
+			data := indexOf(f.digest, string(f.m.MediaType), len(f.manifest))
+			d, _, _ := v1.SHA256(bytes.NewReader(data))
+			return map[string][]byte{d.String(): data, f.digest.String(): f.manifest}, map[string]string{d.String(): string(f.m.MediaType)}, d.String()
+		}, "an image index (it lists manifests) where an image manifest was expected", 1, false},
+		{"an image manifest an index names as an index", func(f *fakeImage) (map[string][]byte, map[string]string, string) {
+			data := indexOf(f.digest, ociIndex, len(f.manifest))
+			d, _, _ := v1.SHA256(bytes.NewReader(data))
+			return map[string][]byte{d.String(): data, f.digest.String(): f.manifest}, map[string]string{d.String(): ociIndex}, d.String()
+		}, "child " + "sha256:", 2, false},
+		{"an index whose child is missing", func(f *fakeImage) (map[string][]byte, map[string]string, string) {
+			data := indexOf(f.digest, string(f.m.MediaType), len(f.manifest))
+			d, _, _ := v1.SHA256(bytes.NewReader(data))
+			return map[string][]byte{d.String(): data}, map[string]string{d.String(): ociIndex}, d.String()
+		}, "which the registry does not have (404)", 2, false},
+		{"a .sig tag that is an index with a missing child", func(f *fakeImage) (map[string][]byte, map[string]string, string) {
+			data := indexOf(f.digest, string(f.m.MediaType), len(f.manifest))
+			d, _, _ := v1.SHA256(bytes.NewReader(data))
+			return map[string][]byte{d.String(): data}, map[string]string{d.String(): ociIndex}, d.String()
+		}, "an image index (it lists manifests), where cosign stores signatures as one image manifest", 1, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFakeImage(t)
+			by, types, top := tt.chain(f)
+			var manifests atomic.Int64
+			srv, _ := serve(t, f, func(w http.ResponseWriter, r *http.Request) bool {
+				rest, ok := strings.CutPrefix(r.URL.Path, "/v2/r/manifests/")
+				if !ok {
+					return false
+				}
+				manifests.Add(1)
+				if !strings.HasPrefix(rest, "sha256:") {
+					rest = top
+				}
+				data, ok := by[rest]
+				if !ok {
+					http.NotFound(w, r)
+					return true
+				}
+				mt := types[rest]
+				if mt == "" {
+					mt = string(f.m.MediaType)
+				}
+				w.Header().Set("Content-Type", mt)
+				w.Write(data)
+				return true
+			})
+			c := hostileClient(srv)
+			start := time.Now()
+			var err error
+			if tt.cosign {
+				_, err = c.CosignSignatures(context.Background(), strings.TrimPrefix(srv.URL, "https://")+"/r", f.digest)
+			} else {
+				ref, _ := c.ParseReference(strings.TrimPrefix(srv.URL, "https://") + "/r:t")
+				_, err = c.Pull(context.Background(), ref, image.LoadOptions{}, t.TempDir())
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want %q", err, tt.want)
+			}
+			if n := manifests.Load(); n > tt.maxManifests {
+				t.Errorf("%d manifest requests, want at most %d", n, tt.maxManifests)
+			}
+			t.Logf("%s, %d manifest requests: %v", time.Since(start).Round(time.Millisecond), manifests.Load(), err)
+		})
 	}
 }

@@ -1,12 +1,15 @@
 package registry
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -61,21 +64,85 @@ func (c *Client) Resolve(ctx context.Context, ref name.Reference) (Resolved, err
 	return Resolved{Ref: ref, Digest: desc.Digest, MediaType: desc.MediaType}, nil
 }
 
-// Image returns the image ref names (for an image index, the image of
-// Options.Platform), reading only its manifest; layers are read when
-// asked for. The manifest's size is bounded by Limits.MaxManifestSize and
-// checked against the digest of a digest reference.
+// Image returns the image ref names, reading only manifests; layers are
+// read when asked for. An image index is followed to its image for
+// Options.Platform, at most image.MaxIndexDepth indexes deep; every
+// manifest's content must be what its media type says (an index where an
+// image manifest is named, or the reverse, is an error saying so), is
+// bounded by Limits.MaxManifestSize, and is checked against the digest
+// it was asked for by. Resolved names ref's own manifest.
 func (c *Client) Image(ctx context.Context, ref name.Reference) (v1.Image, Resolved, error) {
 	desc, err := remote.Get(ref, c.remote(ctx)...)
 	if err != nil {
 		return nil, Resolved{}, c.explain(ctx, "pull", ref, err)
 	}
 	res := Resolved{Ref: ref, Digest: desc.Digest, MediaType: desc.MediaType}
-	img, err := desc.Image()
-	if err != nil {
-		return nil, res, c.explain(ctx, "pull", ref, err)
+	what := "the manifest"
+	named := desc.MediaType
+	for depth := 0; ; depth++ {
+		index, err := image.ManifestKind(desc.Manifest, named)
+		if err == nil && named != desc.MediaType {
+			index, err = image.ManifestKind(desc.Manifest, desc.MediaType)
+		}
+		if err != nil {
+			return nil, res, fmt.Errorf("pull %s: %s %s: %w", ref, what, desc.Digest, err)
+		}
+		if !index {
+			img, err := desc.Image()
+			if err != nil {
+				return nil, res, c.explain(ctx, "pull", ref, err)
+			}
+			return img, res, nil
+		}
+		if depth >= image.MaxIndexDepth {
+			return nil, res, fmt.Errorf("pull %s: image index %s: image indexes nested more than %d deep (the index depth limit)", ref, desc.Digest, image.MaxIndexDepth)
+		}
+		im, err := v1.ParseIndexManifest(bytes.NewReader(desc.Manifest))
+		if err != nil {
+			return nil, res, fmt.Errorf("pull %s: image index %s: %w", ref, desc.Digest, err)
+		}
+		child, err := c.pickChild(im)
+		if err != nil {
+			return nil, res, fmt.Errorf("pull %s: image index %s: %w", ref, desc.Digest, err)
+		}
+		parent := desc.Digest
+		childRef := ref.Context().Digest(child.Digest.String())
+		if desc, err = remote.Get(childRef, c.remote(ctx)...); err != nil {
+			e := c.explain(ctx, "pull", childRef, err)
+			var ae *AccessError
+			if errors.As(e, &ae) && ae.Status == http.StatusNotFound {
+				return nil, res, fmt.Errorf("pull %s: image index %s names %s for %s, which the registry does not have (404)", ref, parent, child.Digest, platformString(c.opts.Platform))
+			}
+			return nil, res, e
+		}
+		what, named = "image index "+parent.String()+"'s child", child.MediaType
 	}
-	return img, res, nil
+}
+
+// pickChild returns the manifest of an image index for the Client's
+// platform; an index of one manifest without a platform gives that one.
+func (c *Client) pickChild(im *v1.IndexManifest) (v1.Descriptor, error) {
+	var names []string
+	for _, d := range im.Manifests {
+		if d.Platform != nil && d.Platform.Satisfies(c.opts.Platform) {
+			return d, nil
+		}
+		if d.Platform != nil {
+			names = append(names, platformString(*d.Platform))
+		}
+	}
+	if len(im.Manifests) == 1 && im.Manifests[0].Platform == nil {
+		return im.Manifests[0], nil
+	}
+	return v1.Descriptor{}, fmt.Errorf("no image for %s among its %d manifests (platforms: %s)", platformString(c.opts.Platform), len(im.Manifests), strings.Join(names, ", "))
+}
+
+func platformString(p v1.Platform) string {
+	s := p.OS + "/" + p.Architecture
+	if p.Variant != "" {
+		s += "/" + p.Variant
+	}
+	return s
 }
 
 // Pulled is a payload pulled from a registry.

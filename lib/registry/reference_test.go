@@ -4,7 +4,10 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -99,5 +102,64 @@ func TestKeychain(t *testing.T) {
 				t.Errorf("credentials (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestCredentialHelpers: a helper is bounded in time (with what it
+// started) and in output, and is run once per host.
+func TestCredentialHelpers(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	helper := func(name, script string) {
+		if err := os.WriteFile(filepath.Join(dir, "docker-credential-"+name), []byte("#!/bin/sh\n"+script+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	helper("silent", "sleep 1000")
+	helper("flood", "head -c 300000000 /dev/zero")
+	helper("good", `echo run >> "`+filepath.Join(dir, "runs")+`"; echo '{"Username":"u","Secret":"s"}'`)
+	helper("none", "echo credentials not found in native keychain; exit 1")
+	for _, tc := range []struct {
+		helper, want string
+		user         string
+	}{
+		{"silent", `credential helper "silent" for quay.io: no answer within 300ms: killed`, ""},
+		{"flood", `credential helper "flood" for quay.io: answered more than 1048576 bytes, more than credentials take: killed`, ""},
+		{"good", "", "u"},
+		{"none", "", ""},
+	} {
+		t.Run(tc.helper, func(t *testing.T) {
+			file := filepath.Join(dir, tc.helper+".json")
+			if err := os.WriteFile(file, []byte(`{"credHelpers":{"quay.io":"`+tc.helper+`"}}`), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			kc := registry.DefaultKeychain(file, nil)
+			kc.HelperTimeout = 300 * time.Millisecond
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			start := time.Now()
+			for range 3 {
+				c, err := kc.Lookup(context.Background(), "quay.io/org/x")
+				if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+					t.Fatalf("err = %v, want %q", err, tc.want)
+				}
+				if got := ""; c != nil {
+					got = c.Username
+					if got != tc.user {
+						t.Errorf("user %q, want %q", got, tc.user)
+					}
+				}
+			}
+			runtime.ReadMemStats(&after)
+			if took := time.Since(start); took > 2*time.Second {
+				t.Errorf("three lookups took %s", took)
+			}
+			if grew := after.TotalAlloc - before.TotalAlloc; grew > 16<<20 {
+				t.Errorf("allocated %d MiB", grew>>20)
+			}
+		})
+	}
+	if runs, _ := os.ReadFile(filepath.Join(dir, "runs")); string(runs) != "run\n" {
+		t.Errorf("the good helper ran %q, want once", runs)
 	}
 }

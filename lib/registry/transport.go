@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -24,8 +23,21 @@ type Limits struct {
 	MaxManifestSize int64
 	// MaxRedirects is the longest redirect chain followed.
 	MaxRedirects int
-	// StallTimeout ends a request whose body yields no byte for this long.
-	StallTimeout time.Duration
+	// MinRate and RateWindow: a response body must bring at least
+	// MinRate bytes a second, on average over every RateWindow, until it
+	// ends (curl's --speed-limit and --speed-time); a body that stalls for
+	// RateWindow fails too. The error wraps ErrTooSlow.
+	MinRate    int64
+	RateWindow time.Duration
+	// ReadBudget bounds a whole response, headers and body, that is not
+	// a layer or config blob: manifests, image indexes, tokens, errors,
+	// signatures. A blob gets ReadBudget plus its length at MinRate (its
+	// length: Content-Length, else MaxBlobSize). The error wraps
+	// ErrTooSlow.
+	ReadBudget time.Duration
+	// MaxBlobSize is the length a blob without Content-Length is given
+	// its budget for.
+	MaxBlobSize int64
 	// ResponseTimeout bounds the wait for a response's headers (and the
 	// TCP and TLS handshakes).
 	ResponseTimeout time.Duration
@@ -38,14 +50,19 @@ type Limits struct {
 }
 
 // DefaultLimits returns the limits a Client uses unless told otherwise:
-// 8 MiB of metadata per response, 5 redirects, 60 s without data, 60 s for
-// response headers, 2 retries after 1 s and 2 s.
+// 8 MiB of metadata per response, 5 redirects, at least 4 KiB/s over
+// every 15 s of a body, 30 s for a response that is not a blob (a blob:
+// 30 s plus its length at 4 KiB/s, a blob of unknown length as one of
+// 16 GiB), 30 s for response headers, 2 retries after 1 s and 2 s.
 func DefaultLimits() Limits {
 	return Limits{
 		MaxManifestSize: 8 << 20,
 		MaxRedirects:    5,
-		StallTimeout:    60 * time.Second,
-		ResponseTimeout: 60 * time.Second,
+		MinRate:         4 << 10,
+		RateWindow:      15 * time.Second,
+		ReadBudget:      30 * time.Second,
+		MaxBlobSize:     16 << 30,
+		ResponseTimeout: 30 * time.Second,
 		Retries:         2,
 		RetryDelay:      time.Second,
 	}
@@ -59,8 +76,17 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxRedirects <= 0 {
 		l.MaxRedirects = d.MaxRedirects
 	}
-	if l.StallTimeout <= 0 {
-		l.StallTimeout = d.StallTimeout
+	if l.MinRate <= 0 {
+		l.MinRate = d.MinRate
+	}
+	if l.RateWindow <= 0 {
+		l.RateWindow = d.RateWindow
+	}
+	if l.ReadBudget <= 0 {
+		l.ReadBudget = d.ReadBudget
+	}
+	if l.MaxBlobSize <= 0 {
+		l.MaxBlobSize = d.MaxBlobSize
 	}
 	if l.ResponseTimeout <= 0 {
 		l.ResponseTimeout = d.ResponseTimeout
@@ -74,13 +100,31 @@ func (l Limits) withDefaults() Limits {
 	return l
 }
 
+// Budget returns how long a response may take in all, headers and body:
+// ReadBudget for metadata (blob false), plus length at MinRate for a blob
+// (length < 0: unknown, counted as MaxBlobSize).
+func (l Limits) Budget(blob bool, length int64) time.Duration {
+	l = l.withDefaults()
+	if !blob {
+		return l.ReadBudget
+	}
+	if length < 0 {
+		length = l.MaxBlobSize
+	}
+	return l.ReadBudget + time.Duration(float64(length)/float64(l.MinRate)*float64(time.Second))
+}
+
 // ErrLimit marks a response refused for its size or its redirects.
 var ErrLimit = errors.New("registry limit exceeded")
 
+// ErrTooSlow marks a response that came slower than Limits.MinRate or
+// took longer than its budget (Limits.Budget).
+var ErrTooSlow = errors.New("registry transfer too slow")
+
 // guard is the innermost transport of a Client: it picks the TLS
 // configuration by host, refuses plain HTTP to hosts not marked insecure,
-// bounds redirect chains and response bodies, ends stalled bodies, and
-// counts requests.
+// bounds redirect chains and response bodies, holds every response to
+// its budget and minimum rate, and counts requests.
 type guard struct {
 	secure, insecure *http.Transport
 	insecureHosts    []string
@@ -128,6 +172,7 @@ func (g *guard) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, fmt.Errorf("%s %s: more than %d redirects (a redirect loop?): %w", req.Method, req.URL.Redacted(), g.limits.MaxRedirects, ErrLimit)
 	}
 	g.requests.Add(1)
+	start := time.Now()
 	ctx, cancel := context.WithCancel(req.Context())
 	req = req.WithContext(ctx)
 	t := g.secure
@@ -139,62 +184,100 @@ func (g *guard) RoundTrip(req *http.Request) (*http.Response, error) {
 		cancel()
 		return nil, err
 	}
+	blob := strings.Contains(req.URL.Path, "/blobs/") && resp.StatusCode < 300
 	max := int64(-1)
-	if !strings.Contains(req.URL.Path, "/blobs/") || resp.StatusCode >= 300 {
+	if !blob {
 		max = g.limits.MaxManifestSize
 	}
+	what := req.Method + " " + req.URL.Redacted()
 	if max >= 0 && resp.ContentLength > max {
 		resp.Body.Close()
 		cancel()
-		return nil, fmt.Errorf("%s %s: response of %d bytes, limit %d: %w", req.Method, req.URL.Redacted(), resp.ContentLength, max, ErrLimit)
+		return nil, fmt.Errorf("%s: response of %d bytes, limit %d: %w", what, resp.ContentLength, max, ErrLimit)
 	}
-	resp.Body = &guardedBody{rc: resp.Body, max: max, stall: g.limits.StallTimeout, cancel: cancel,
-		what: req.Method + " " + req.URL.Redacted()}
+	resp.Body = newGuardedBody(resp.Body, max, g.limits, g.limits.Budget(blob, resp.ContentLength), start, cancel, what)
 	return resp, nil
 }
 
 // guardedBody is a response body that fails past max bytes (max < 0: no
-// limit) and cancels its request when one Read waits longer than stall.
+// limit), below the minimum rate over a window, or past its budget; the
+// last two cancel the request, which ends a Read waiting for data.
 type guardedBody struct {
 	rc     io.ReadCloser
-	n, max int64
-	stall  time.Duration
+	max    int64
+	limits Limits
 	cancel context.CancelFunc
 	what   string
 
-	mu      sync.Mutex
-	timer   *time.Timer
-	stalled atomic.Bool
+	n      atomic.Int64
+	last   int64 // n at the last window's end; the window timer's own
+	window *time.Timer
+	budget *time.Timer
+	reason atomic.Pointer[error]
+	done   atomic.Bool // the body ended: the timers have nothing to say
+}
+
+// newGuardedBody guards rc, a response whose request started at start and
+// that has budget in all.
+func newGuardedBody(rc io.ReadCloser, max int64, l Limits, budget time.Duration, start time.Time, cancel context.CancelFunc, what string) *guardedBody {
+	b := &guardedBody{rc: rc, max: max, limits: l, cancel: cancel, what: what}
+	b.window = time.AfterFunc(l.RateWindow, b.checkRate)
+	b.budget = time.AfterFunc(budget-time.Since(start), func() {
+		b.fail(fmt.Errorf("%s: not done after %s (%d bytes read), the budget of this response: %w", what, budget, b.n.Load(), ErrTooSlow))
+	})
+	return b
+}
+
+// checkRate ends the body when the last window brought less than
+// MinRate on average.
+func (b *guardedBody) checkRate() {
+	if b.done.Load() {
+		return
+	}
+	n := b.n.Load()
+	want := int64(float64(b.limits.MinRate) * b.limits.RateWindow.Seconds())
+	if n-b.last < want {
+		b.fail(fmt.Errorf("%s: %d bytes in the last %s, below the minimum rate of %d bytes/s: %w", b.what, n-b.last, b.limits.RateWindow, b.limits.MinRate, ErrTooSlow))
+		return
+	}
+	b.last = n
+	b.window.Reset(b.limits.RateWindow)
+}
+
+func (b *guardedBody) fail(err error) {
+	if !b.done.Load() && b.reason.CompareAndSwap(nil, &err) {
+		b.cancel()
+	}
 }
 
 func (b *guardedBody) Read(p []byte) (int, error) {
-	b.mu.Lock()
-	if b.timer == nil {
-		b.timer = time.AfterFunc(b.stall, func() { b.stalled.Store(true); b.cancel() })
-	} else {
-		b.timer.Reset(b.stall)
+	if r := b.reason.Load(); r != nil {
+		return 0, *r
 	}
-	b.mu.Unlock()
 	n, err := b.rc.Read(p)
-	b.mu.Lock()
-	b.timer.Stop()
-	b.mu.Unlock()
-	b.n += int64(n)
-	if b.max >= 0 && b.n > b.max {
+	total := b.n.Add(int64(n))
+	if b.max >= 0 && total > b.max {
 		return n, fmt.Errorf("%s: response above %d bytes: %w", b.what, b.max, ErrLimit)
 	}
-	if err != nil && err != io.EOF && b.stalled.Load() {
-		return n, fmt.Errorf("%s: no data for %s: stalled", b.what, b.stall)
+	if err != nil && err != io.EOF {
+		if r := b.reason.Load(); r != nil {
+			return n, *r
+		}
+	}
+	if err != nil {
+		b.stop()
 	}
 	return n, err
 }
 
+func (b *guardedBody) stop() {
+	b.done.Store(true)
+	b.window.Stop()
+	b.budget.Stop()
+}
+
 func (b *guardedBody) Close() error {
-	b.mu.Lock()
-	if b.timer != nil {
-		b.timer.Stop()
-	}
-	b.mu.Unlock()
+	b.stop()
 	err := b.rc.Close()
 	b.cancel()
 	return err

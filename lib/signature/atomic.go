@@ -222,56 +222,112 @@ func keyProblem(e *openpgp.Entity, now time.Time) string {
 	return ""
 }
 
-// usable returns the keys of el usable at now (subkeys that expired
-// dropped), and the problems of the others by key id.
-func usable(el openpgp.EntityList, now time.Time) (openpgp.EntityList, map[uint64]string) {
+// usable returns the keys of el usable at now: without revoked and
+// expired keys, and without revoked and expired subkeys.
+func usable(el openpgp.EntityList, now time.Time) openpgp.EntityList {
 	var out openpgp.EntityList
-	problems := map[uint64]string{}
 	for _, e := range el {
-		if p := keyProblem(e, now); p != "" {
-			problems[e.PrimaryKey.KeyId] = describe(e) + " " + p
-			for _, s := range e.Subkeys {
-				problems[s.PublicKey.KeyId] = describe(e) + " " + p
-			}
+		if keyProblem(e, now) != "" {
 			continue
 		}
 		c := *e
 		c.Subkeys = nil
 		for _, s := range e.Subkeys {
-			if s.Sig != nil && s.Sig.KeyExpired(now) {
-				problems[s.PublicKey.KeyId] = fmt.Sprintf("subkey %s of %s expired", Fingerprint(s.PublicKey), describe(e))
+			if subkeyRevoked(s.Sig) || s.Sig != nil && s.Sig.KeyExpired(now) {
 				continue
 			}
 			c.Subkeys = append(c.Subkeys, s)
 		}
 		out = append(out, &c)
 	}
-	return out, problems
+	return out
 }
 
-// inspectAtomic reads one signature message against keys (usable or not)
-// and says who signed it and what it names, or what is wrong with it.
-func inspectAtomic(sig []byte, keys openpgp.EntityList) (signer *openpgp.Entity, keyID uint64, digest string, err error) {
+// judgeAtomic reads one signature message (checked by checkMessage
+// first) against keys, usable or not, and returns who signed it when it is
+// a valid signature, at now, by a usable key of keys naming digest; else an
+// error saying what is wrong: not signed, by a key keys lacks, by a
+// revoked or expired key or subkey, or one not for signing, tampered,
+// expired, or naming another image.
+func judgeAtomic(sig []byte, keys openpgp.EntityList, now time.Time, digest string) (signer string, err error) {
 	md, err := openpgp.ReadMessage(bytes.NewReader(sig), keys, nil, nil)
 	if err != nil {
-		return nil, 0, "", fmt.Errorf("not an OpenPGP message: %w", err)
+		return "", fmt.Errorf("not an OpenPGP message: %w", err)
 	}
 	if !md.IsSigned {
-		return nil, 0, "", errors.New("not signed")
+		return "", errors.New("not signed")
 	}
 	content, err := io.ReadAll(io.LimitReader(md.UnverifiedBody, maxSignatureSize))
 	if err != nil {
-		return nil, md.SignedByKeyId, "", fmt.Errorf("read the message: %w", err)
+		return "", fmt.Errorf("read the message: %w", err)
 	}
 	if md.SignedBy == nil {
-		return nil, md.SignedByKeyId, "", fmt.Errorf("signed by unknown key %016X", md.SignedByKeyId)
+		return "", unusableSigner(keys, md.SignedByKeyId, now)
 	}
+	who := describeKey(md.SignedBy)
 	if md.SignatureError != nil {
-		return md.SignedBy.Entity, md.SignedByKeyId, "", fmt.Errorf("signature by %s does not verify (tampered?): %v", describe(md.SignedBy.Entity), md.SignatureError)
+		return "", fmt.Errorf("signature by %s does not verify (tampered?): %v", who, md.SignatureError)
 	}
-	digest, _, err = parseAtomicPayload(content)
+	if p := keyProblem(md.SignedBy.Entity, now); p != "" {
+		return "", fmt.Errorf("signed by %s, whose key is %s", who, p)
+	}
+	if subkeyRevoked(md.SignedBy.SelfSignature) && md.SignedBy.PublicKey != md.SignedBy.Entity.PrimaryKey {
+		return "", fmt.Errorf("signed by %s, which is revoked%s", who, revocationReason(md.SignedBy.SelfSignature))
+	}
+	if s := md.SignedBy.SelfSignature; md.SignedBy.PublicKey != md.SignedBy.Entity.PrimaryKey && s != nil && s.KeyExpired(now) {
+		return "", fmt.Errorf("signed by %s, which expired on %s", who, s.CreationTime.Add(time.Duration(*s.KeyLifetimeSecs)*time.Second).UTC().Format(time.RFC3339))
+	}
+	if s := md.Signature; s != nil && s.SigLifetimeSecs != nil && *s.SigLifetimeSecs != 0 {
+		if end := s.CreationTime.Add(time.Duration(*s.SigLifetimeSecs) * time.Second); now.After(end) {
+			return "", fmt.Errorf("the signature by %s, made on %s, expired on %s", who, s.CreationTime.UTC().Format(time.RFC3339), end.UTC().Format(time.RFC3339))
+		}
+	}
+	named, _, err := parseAtomicPayload(content)
 	if err != nil {
-		return md.SignedBy.Entity, md.SignedByKeyId, "", err
+		return "", err
 	}
-	return md.SignedBy.Entity, md.SignedByKeyId, digest, nil
+	if named != digest {
+		return "", fmt.Errorf("a signature by %s names %s, not this image", who, named)
+	}
+	return describe(md.SignedBy.Entity), nil
+}
+
+// unusableSigner says why the key that made a signature is no signer the
+// OpenPGP library accepts: keys lack it, or it (or its subkey) is revoked,
+// or not for signing.
+func unusableSigner(keys openpgp.EntityList, id uint64, now time.Time) error {
+	found := keys.KeysById(id)
+	if len(found) == 0 {
+		return fmt.Errorf("signed by unknown key %016X (not in this keyring)", id)
+	}
+	k := found[0]
+	who := describeKey(&k)
+	switch {
+	case len(k.Entity.Revocations) > 0:
+		return fmt.Errorf("signed by %s, whose key is revoked%s", who, revocationReason(k.Entity.Revocations[0]))
+	case subkeyRevoked(k.SelfSignature):
+		return fmt.Errorf("signed by %s, which is revoked%s", who, revocationReason(k.SelfSignature))
+	}
+	return fmt.Errorf("signed by %s, a key not marked for signing", who)
+}
+
+// subkeyRevoked reports whether a subkey's signature is its revocation.
+func subkeyRevoked(s *packet.Signature) bool {
+	return s != nil && (s.RevocationReason != nil || s.SigType == packet.SigTypeSubkeyRevocation)
+}
+
+func revocationReason(s *packet.Signature) string {
+	if s == nil || s.RevocationReasonText == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (%q)", s.RevocationReasonText)
+}
+
+// describeKey names the key that signed: its entity, and the subkey when
+// a subkey signed.
+func describeKey(k *openpgp.Key) string {
+	if k.PublicKey == nil || k.PublicKey == k.Entity.PrimaryKey {
+		return describe(k.Entity)
+	}
+	return "subkey " + Fingerprint(k.PublicKey) + " of " + describe(k.Entity)
 }

@@ -8,8 +8,15 @@
 //     ConfigMaps in openshift-config-managed labelled
 //     release.openshift.io/verification-signatures: see package store) and
 //     verified against keyrings with library-go's pkg/verify, exactly as
-//     the CVO does; keys that have expired or are revoked are removed from
-//     the keyrings first (the CVO's verifier does not look at key expiry);
+//     the CVO does; keys and subkeys that have expired or are revoked are
+//     removed from the keyrings first (the CVO's verifier does not look at
+//     key expiry); every signature a store gives is walked first, its
+//     compressed packets expanded to 50 KiB at most, so that no message
+//     that expands reaches library-go's verifier, which reads it whole; a
+//     store that fails a request is asked for nothing more in a lookup,
+//     and what was read is read once; what a keyring lacks is said for
+//     each keyring (unknown, revoked or expired key or subkey, expired
+//     signature, another image);
 //   - sigstore/cosign's key-based signatures: a "cosign container image
 //     signature" JSON payload signed with an ECDSA, RSA or Ed25519 key and
 //     stored beside the image in its registry, under the tag

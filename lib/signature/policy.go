@@ -121,19 +121,14 @@ func (p *Policy) Verify(ctx context.Context, s Subject) (Result, error) {
 }
 
 // verifyAtomic runs library-go's verifier, as the CVO does, over the
-// keyrings less their expired and revoked keys, then says for each keyring
-// who signed or why nothing did.
+// keyrings less their expired and revoked keys and subkeys, then says for
+// each keyring who signed or why nothing did. Every store is read through
+// checked: signatures are bounded before library-go reads them, and read
+// once.
 func (p *Policy) verifyAtomic(ctx context.Context, s Subject, now time.Time) []Check {
 	verifiers := map[string]openpgp.EntityList{}
-	problems := map[uint64]string{}
-	var all openpgp.EntityList
 	for _, k := range p.Keyrings {
-		ok, bad := usable(k.Keys, now)
-		verifiers[k.Name] = ok
-		for id, msg := range bad {
-			problems[id] = msg
-		}
-		all = append(all, k.Keys...)
+		verifiers[k.Name] = usable(k.Keys, now)
 	}
 	where := p.storesString()
 	checks := make([]Check, len(p.Keyrings))
@@ -146,61 +141,51 @@ func (p *Policy) verifyAtomic(ctx context.Context, s Subject, now time.Time) []C
 		}
 		return checks
 	}
-	v := verify.NewReleaseVerifier(verifiers, &serial.Store{Stores: p.Stores})
-	verr := v.Verify(ctx, s.Digest.String())
-	if verr == nil {
-		for _, sig := range v.Signatures()[s.Digest.String()] {
-			signer, _, _, err := inspectAtomic(sig, all)
-			if err != nil || signer == nil {
-				continue
-			}
-			for i, k := range p.Keyrings {
-				if !checks[i].Verified && containsKey(verifiers[k.Name], signer) {
-					checks[i].Verified, checks[i].SignedBy = true, describe(signer)
-				}
-			}
-		}
-		for i := range checks {
-			checks[i].Verified = true // library-go found every keyring's signature
-		}
-		return checks
+	stores := make([]store.Store, len(p.Stores))
+	for i, st := range p.Stores {
+		stores[i] = &checked{Store: st}
 	}
-	// Why not: look at each signature the stores hold.
-	sigs, notes := collect(ctx, p.Stores, s.Digest.String())
+	digest := s.Digest.String()
+	verr := verify.NewReleaseVerifier(verifiers, &serial.Store{Stores: stores}).Verify(ctx, digest)
+	// Who signed, or why not: each signature the stores hold (read
+	// already), judged for each keyring.
+	sigs, notes := collect(ctx, stores, digest)
+	all := true
 	for i, k := range p.Keyrings {
 		var reasons []string
 		for _, sig := range sigs {
-			signer, keyID, digest, err := inspectAtomic(sig, k.Keys)
-			switch {
-			case signer == nil && err != nil:
-				reasons = append(reasons, err.Error())
-			case problems[keyID] != "":
-				reasons = append(reasons, "signed by "+problems[keyID])
-			case err != nil:
-				reasons = append(reasons, err.Error())
-			case digest != s.Digest.String():
-				reasons = append(reasons, fmt.Sprintf("a signature by %s names %s, not this image", describe(signer), digest))
+			signer, err := judgeAtomic(sig, k.Keys, now, digest)
+			if err == nil {
+				checks[i].Verified, checks[i].SignedBy = true, signer
+				break
 			}
+			reasons = append(reasons, err.Error())
 		}
-		switch {
-		case len(sigs) == 0:
+		if checks[i].Verified {
+			continue
+		}
+		all = false
+		if len(sigs) == 0 && len(notes) == 0 {
 			reasons = append(reasons, "no atomic signature in "+where)
-		case len(reasons) == 0:
-			reasons = append(reasons, verr.Error())
 		}
 		reasons = append(reasons, notes...)
+		if len(reasons) == 0 && verr != nil {
+			reasons = append(reasons, verr.Error())
+		}
 		checks[i].Reason = fmt.Sprintf("keyring %s: %s", k.Name, strings.Join(dedupe(reasons), "; "))
 	}
-	return checks
-}
-
-func containsKey(el openpgp.EntityList, e *openpgp.Entity) bool {
-	for _, k := range el {
-		if k.PrimaryKey.KeyId == e.PrimaryKey.KeyId {
-			return true
+	switch {
+	case verr == nil:
+		for i := range checks {
+			checks[i].Verified, checks[i].Reason = true, "" // library-go found every keyring's signature
+		}
+	case all:
+		// Never verified against library-go's word.
+		for i := range checks {
+			checks[i].Verified, checks[i].Reason = false, fmt.Sprintf("keyring %s: %v", checks[i].Key, verr)
 		}
 	}
-	return false
+	return checks
 }
 
 func (p *Policy) storesString() string {

@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -103,6 +104,10 @@ func TestVerifyAtomic(t *testing.T) {
 		{"missing signature", public(t, release), storeOf(digestB, good), false, "no atomic signature in"},
 		{"tampered signature", public(t, release), storeOf(digestA, tampered), false, "release"},
 		{"expired key", public(t, expired), storeOf(digestA, expiredSig), false, "expired on " + now.Add(-48*time.Hour).Format(time.RFC3339)},
+		{"revoked key", revoked(public(t, release)), storeOf(digestA, good), false, ", whose key is revoked (\"key compromised\")"},
+		{"a message that expands to a gibibyte", public(t, release), storeOf(digestA, readFile(t, "testdata/bzip2-bomb.sig"), good), true, ""},
+		{"only a message that expands", public(t, release), storeOf(digestA, readFile(t, "testdata/bzip2-bomb.sig")), false,
+			"a compressed packet expands to more than 51200 bytes, more than any signature holds: refused before it is read"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -112,7 +117,14 @@ func TestVerifyAtomic(t *testing.T) {
 				Required: true,
 				Now:      func() time.Time { return now },
 			}
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			start := time.Now()
 			r, err := p.Verify(context.Background(), signature.Subject{Digest: digestA, Image: "quay.io/example/release@" + digestA.String()})
+			runtime.ReadMemStats(&after)
+			if took, grew := time.Since(start), after.TotalAlloc-before.TotalAlloc; took > 5*time.Second || grew > 64<<20 {
+				t.Errorf("took %s and %d MiB", took, grew>>20)
+			}
 			if r.Verified != tt.verified {
 				t.Fatalf("verified %v, want %v: %s", r.Verified, tt.verified, r)
 			}
@@ -131,6 +143,68 @@ func TestVerifyAtomic(t *testing.T) {
 			}
 			t.Logf("%v", err)
 		})
+	}
+}
+
+// revoked marks the keys of el revoked, as a key revocation signature
+// read with them would.
+func revoked(el openpgp.EntityList) openpgp.EntityList {
+	for _, e := range el {
+		e.Revocations = append(e.Revocations, &packet.Signature{SigType: packet.SigTypeKeyRevocation, RevocationReasonText: "key compromised"})
+	}
+	return el
+}
+
+func readFile(t *testing.T, name string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// TestVerifyTwoKeyrings: with two keyrings, the one that signed is named
+// as verified and the other as failing, never the reverse.
+func TestVerifyTwoKeyrings(t *testing.T) {
+	release := newKey(t, "release", now.Add(-time.Hour), 0)
+	other := newKey(t, "other", now.Add(-time.Hour), 0)
+	p := &signature.Policy{
+		Keyrings: []signature.Keyring{{Name: "release.gpg", Keys: public(t, release)}, {Name: "other.gpg", Keys: public(t, other)}},
+		Stores:   []lgstore.Store{storeOf(digestA, atomicSig(t, release, digestA, now))},
+		Now:      func() time.Time { return now },
+	}
+	r, _ := p.Verify(context.Background(), signature.Subject{Digest: digestA, Image: "x"})
+	if r.Verified || !r.Checks[0].Verified || r.Checks[1].Verified {
+		t.Fatalf("result %s: want release.gpg verified, other.gpg not", r)
+	}
+	if strings.Contains(r.Reason, "release.gpg") || !strings.Contains(r.Reason, "keyring other.gpg: signed by unknown key") {
+		t.Errorf("reason %q: want other.gpg named, not release.gpg", r.Reason)
+	}
+}
+
+// failing is a store every request of which fails, counting them.
+type failing struct{ requests int }
+
+func (f *failing) Signatures(ctx context.Context, _, _ string, fn lgstore.Callback) error {
+	for range 9 {
+		f.requests++
+		if done, err := fn(ctx, nil, errors.New("GET signature-N: 30 bytes in the last 15s, below the minimum rate")); done || err != nil {
+			return err
+		}
+	}
+	return nil
+}
+func (f *failing) String() string { return "failing" }
+
+// TestVerifyAsksAFailingStoreOnce: a store that fails a request is asked
+// for nothing more, in the verification and in the look at why it failed.
+func TestVerifyAsksAFailingStoreOnce(t *testing.T) {
+	f := &failing{}
+	p := &signature.Policy{Keyrings: []signature.Keyring{{Name: "release.gpg", Keys: public(t, newKey(t, "release", now, 0))}}, Stores: []lgstore.Store{f}}
+	r, _ := p.Verify(context.Background(), signature.Subject{Digest: digestA, Image: "x"})
+	if f.requests != 1 || !strings.Contains(r.Reason, "failing: GET signature-N: 30 bytes") {
+		t.Errorf("%d requests, reason %q: want one, naming the failure", f.requests, r.Reason)
 	}
 }
 

@@ -1,8 +1,10 @@
 // Package clitest runs the payload-apply command the way end-to-end tests
 // do: built once per test binary into a temporary directory, run to
-// completion (stdout, stderr and the exit code), or run in the background
-// with its `-o json` event stream read line by line into an event type the
-// test chooses.
+// completion (stdout, stderr and the exit code), run under a deadline of
+// its own with its time and peak memory measured (RunBounded, through a
+// helper process: PeakHelper), or run in the background with its `-o
+// json` event stream read line by line into an event type the test
+// chooses.
 //
 // May import: internal/gobuild, internal/realpayload.
 package clitest

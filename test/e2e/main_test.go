@@ -16,9 +16,7 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
-	if os.Getenv(peakHelperEnv) != "" {
-		os.Exit(peakHelper())
-	}
+	clitest.PeakHelper()
 	os.Exit(testMain(m))
 }
 

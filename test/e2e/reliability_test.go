@@ -3,12 +3,8 @@
 package e2e
 
 import (
-	"bytes"
-	"context"
 	"encoding/base64"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,6 +12,7 @@ import (
 	"time"
 
 	"github.com/payload-apply/payload-apply/internal/hostile"
+	"github.com/payload-apply/payload-apply/test/clitest"
 )
 
 // bounded is how a run of the command ended, with what it cost.
@@ -26,32 +23,12 @@ type bounded struct {
 }
 
 // runBounded runs the command with a deadline of its own and measures its
-// time and peak memory (its own: see peakHelperEnv); a run that does not
+// time and peak memory (its own: clitest.PeakHelper); a run that does not
 // end by the deadline fails the test (it is killed).
 func runBounded(t *testing.T, deadline time.Duration, args ...string) bounded {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), deadline)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, binary, args...)
-	peakMB, cleanup := peakCommand(cmd)
-	defer cleanup()
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	start := time.Now()
-	err := cmd.Run()
-	r := bounded{result: result{Stdout: out.String(), Stderr: errOut.String()}, took: time.Since(start)}
-	if ctx.Err() != nil {
-		t.Fatalf("%v: did not end within %s (killed); stderr:\n%.2000s", args, deadline, r.Stderr)
-	}
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		r.Code = ee.ExitCode()
-	case err != nil:
-		t.Fatalf("%v: %v", args, err)
-	}
-	r.peakMB = peakMB()
-	return r
+	b := clitest.RunBounded(t, deadline, clitest.RunOptions{}, binary, args...)
+	return bounded{result: b.Result, took: b.Took, peakMB: b.PeakMB}
 }
 
 // classCase is one hostile input of a class and what the command must do

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	configv1 "github.com/openshift/api/config/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/payload-apply/payload-apply/internal/clusterplay"
@@ -150,6 +152,25 @@ func testUpgrade(t *testing.T) {
 		t.Error("the log does not say the update was rejected")
 	}
 
+	// A request of a mebibyte is refused in a message the API server
+	// takes (its values clipped), and A is reconciled meanwhile: quoting
+	// it whole made every pass fail while recording the rejection.
+	huge := "example.com/release:" + strings.Repeat("x", 1<<20)
+	cvs := dc.Resource(configv1.GroupVersion.WithResource("clusterversions"))
+	patch := fmt.Sprintf(`{"spec":{"desiredUpdate":{"version":"4.99.0","image":%q,"force":false}}}`, huge)
+	if _, err := cvs.Patch(ctx, "version", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	reconciles = r.scrape(t).value("payload_apply_operator_passes_total", "mode", "reconcile", "result", "success")
+	waitFor(t, 3*resync+30*time.Second, "ReleaseAccepted=False RetrievePayload and two reconcile passes of A", func() bool {
+		c := condition(readRecord(t, s), "ReleaseAccepted")
+		return c != nil && c.Reason == "RetrievePayload" &&
+			r.scrape(t).value("payload_apply_operator_passes_total", "mode", "reconcile", "result", "success") >= reconciles+2
+	})
+	if c := condition(readRecord(t, s), "ReleaseAccepted"); len(c.Message) > 8192 || !strings.Contains(c.Message, fmt.Sprintf("... (%d bytes)", len(huge))) {
+		t.Errorf("ReleaseAccepted's message is %d bytes (%.300q...): want the image clipped", len(c.Message), c.Message)
+	}
+
 	// A z-stream is not blocked by Upgradeable=False: it runs. The
 	// operator's ClusterRole (when it runs as the ServiceAccount of
 	// `operator manifests`, as after testManifests) covers the release it
@@ -218,7 +239,7 @@ func testUpgrade(t *testing.T) {
 		t.Fatal(err)
 	}
 	minorImage := recordedImage(t, minorB)
-	patch := fmt.Sprintf(`{"spec":{"desiredUpdate":{"version":"4.23.0","image":%q,"force":true}}}`, minorImage)
+	patch = fmt.Sprintf(`{"spec":{"desiredUpdate":{"version":"4.23.0","image":%q,"force":true}}}`, minorImage)
 	kubectl(t, s, "patch", "clusterversion", "version", "--type=merge", "-p", patch)
 	waitFor(t, 3*time.Minute, "4.23.0 Completed", func() bool {
 		cv := readRecord(t, s)

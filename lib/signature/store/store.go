@@ -143,7 +143,11 @@ func (d Dir) Add(digest string, sig []byte) (string, error) {
 }
 
 // HTTP returns a store reading u (http or https) laid out as Dir is, with
-// client (its transport decides TLS and limits; nil: http.DefaultClient).
+// client (its transport decides TLS and bounds the time of each request:
+// lib/registry's Client.Transport holds each to a budget and a minimum
+// rate; nil: http.DefaultClient, which bounds nothing). Each response is
+// cut at the size of a signature, whatever client does (library-go reads
+// a response whole).
 func HTTP(u string, client *http.Client) (lgstore.Store, error) {
 	parsed, err := url.Parse(u)
 	if err != nil || (parsed.Scheme != "http" && parsed.Scheme != "https") || parsed.Host == "" {
@@ -152,7 +156,40 @@ func HTTP(u string, client *http.Client) (lgstore.Store, error) {
 	if client == nil {
 		client = http.DefaultClient
 	}
-	return &sigstore.Store{URI: parsed, HTTPClient: func() (*http.Client, error) { return client, nil }}, nil
+	capped := *client
+	capped.Transport = capBodies{client.Transport}
+	return &sigstore.Store{URI: parsed, HTTPClient: func() (*http.Client, error) { return &capped, nil }}, nil
+}
+
+// capBodies fails a response body past maxSignatureSize bytes.
+type capBodies struct{ rt http.RoundTripper }
+
+func (c capBodies) RoundTrip(req *http.Request) (*http.Response, error) {
+	rt := c.rt
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	resp, err := rt.RoundTrip(req)
+	if err == nil {
+		resp.Body = &cappedBody{ReadCloser: resp.Body, n: maxSignatureSize}
+	}
+	return resp, err
+}
+
+type cappedBody struct {
+	io.ReadCloser
+	n int64
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if int64(len(p)) > b.n+1 {
+		p = p[:b.n+1]
+	}
+	k, err := b.ReadCloser.Read(p)
+	if b.n -= int64(k); b.n < 0 {
+		return k, fmt.Errorf("response larger than %d bytes, more than a signature", maxSignatureSize)
+	}
+	return k, err
 }
 
 // Parse returns the store a --signature-store value names: an http(s) URL,

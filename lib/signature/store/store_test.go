@@ -83,6 +83,8 @@ func TestHTTP(t *testing.T) {
 			w.Write([]byte("first"))
 		case "/sigs/sha256=" + strings.TrimPrefix(digest, "sha256:") + "/signature-2":
 			w.Write([]byte("second"))
+		case "/big/sha256=" + strings.TrimPrefix(digest, "sha256:") + "/signature-1":
+			w.Write(make([]byte, 8<<20))
 		default:
 			http.NotFound(w, r)
 		}
@@ -95,6 +97,11 @@ func TestHTTP(t *testing.T) {
 	sigs, _ := collect(t, s)
 	if diff := cmp.Diff([]string{"first", "second"}, sigs); diff != "" {
 		t.Errorf("signatures (-want +got):\n%s", diff)
+	}
+	// A response larger than a signature is cut there.
+	big, _ := store.Parse(srv.URL+"/big", srv.Client())
+	if _, errs := collect(t, big); len(errs) == 0 || !strings.Contains(errs[0].Error(), "response larger than 51200 bytes, more than a signature") {
+		t.Errorf("errors %q, want the size refused", errs)
 	}
 	for _, bad := range []string{"ftp://x/y", filepath.Join(t.TempDir(), "missing")} {
 		if _, err := store.Parse(bad, nil); err == nil {

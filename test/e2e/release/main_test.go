@@ -19,6 +19,7 @@ import (
 
 	"github.com/payload-apply/payload-apply/internal/gobuild"
 	"github.com/payload-apply/payload-apply/test/apiserver"
+	"github.com/payload-apply/payload-apply/test/clitest"
 	testregistry "github.com/payload-apply/payload-apply/test/registry"
 )
 
@@ -26,6 +27,7 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	clitest.PeakHelper()
 	os.Exit(testMain(m))
 }
 

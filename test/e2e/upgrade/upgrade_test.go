@@ -126,7 +126,7 @@ func dryRun(t *testing.T, kc string, to string, args ...string) (upgradePlan, re
 	r := cli(t, t.Context(), append([]string{"upgrade", kc, "--to", to, "--dry-run", "-o", "json"}, args...)...)
 	var p upgradePlan
 	if err := json.Unmarshal([]byte(r.Stdout), &p); err != nil {
-		t.Fatalf("dry run to %s: exit %d, not a plan: %v\nstderr:\n%s", to, r.Code, err, r.Stderr)
+		t.Fatalf("dry run to %s: exit %d, not a plan: %v\nstdout:\n%.3000s\nstderr:\n%s", to, r.Code, err, r.Stdout, r.Stderr)
 	}
 	return p, r
 }
