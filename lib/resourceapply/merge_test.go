@@ -118,7 +118,7 @@ webhooks: [{name: a.example.com, clientConfig: {service: {name: s, namespace: n}
 			u.Object = map[string]any{"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
 				"metadata": map[string]any{"name": "v", "annotations": map[string]any{"service.beta.openshift.io/inject-cabundle": "true"}},
 				"webhooks": []any{map[string]any{"name": "a.example.com", "admissionReviewVersions": []any{"v1"}, "sideEffects": "None",
-					"clientConfig": map[string]any{"caBundle": "Q0E=", "service": map[string]any{"name": "s", "namespace": "n", "port": int64(443)}},
+					"clientConfig":  map[string]any{"caBundle": "Q0E=", "service": map[string]any{"name": "s", "namespace": "n", "port": int64(443)}},
 					"failurePolicy": "Fail", "timeoutSeconds": int64(10)}}}
 			addManager(t, u, "service-ca-operator", `{f:webhooks: {'k:{"name":"a.example.com"}': {f:clientConfig: {f:caBundle: {}}}}}`)
 		}},
