@@ -3,10 +3,10 @@ package operator
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"time"
 
 	configv1 "github.com/openshift/api/config/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
@@ -135,7 +135,7 @@ func (l *leader) pass(work context.Context, abort <-chan struct{}) *PassReport {
 		l.failed(work, "opening release "+w.running.Image, err)
 		return nil
 	}
-	if in := inputsOf(cv); l.sess == nil || l.release.Image != w.running.Image || !equality.Semantic.DeepEqual(in, l.inputs) {
+	if in := inputsOf(cv); l.sess == nil || l.release.Image != w.running.Image || !reflect.DeepEqual(in, l.inputs) {
 		if l.sess, err = o.plan(work, l.cluster, pl); err != nil {
 			l.failed(work, "planning release "+w.running.Image, err)
 			return nil
