@@ -329,7 +329,7 @@ func keyLabel(el any, key []string) string {
 	return strings.TrimRight(strings.ReplaceAll(keyOf(el, key), "\x00", ","), ",")
 }
 
-func sortedKeys(m map[string]any) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/restmapper"
 
 	"github.com/payload-apply/payload-apply/internal/realpayload"
+	"github.com/payload-apply/payload-apply/lib/manifest"
 	"github.com/payload-apply/payload-apply/test/apiserver"
 )
 
@@ -277,6 +278,41 @@ func TestApplyRealPayload(t *testing.T) {
 		sum := summaryOf(t, events)
 		if *sum.Done != sum.Total || sum.Total != len(objs)+steps || steps == 0 {
 			t.Errorf("%d of %d tasks done, %d objects planned and %d steps", *sum.Done, sum.Total, len(objs), steps)
+		}
+	})
+
+	t.Run("what is missing is said at once, grouped, before the first write", func(t *testing.T) {
+		// Every object that fails for want of its kind or namespace is
+		// named by a "missing" event before the first task (an object of
+		// a missing kind in a missing namespace under both), and nothing
+		// else is.
+		missing := map[string]bool{}
+		tasks := 0
+		for _, e := range events {
+			switch e.Event {
+			case "missing":
+				if tasks > 0 {
+					t.Errorf("missing %s after %d tasks", e.Message, tasks)
+				}
+				if e.Total != len(e.Pending) || (e.Reason != "ResourceTypeMissing" && e.Reason != "NamespaceMissing") {
+					t.Errorf("missing %s: %s, total %d, %d objects", e.Message, e.Reason, e.Total, len(e.Pending))
+				}
+				for _, p := range e.Pending {
+					missing[p.Object] = true
+				}
+			case "task":
+				tasks++
+			}
+		}
+		failed := map[string]bool{}
+		for _, e := range events {
+			if e.Event == "task" && e.Action == "Failed" {
+				gvk := schema.FromAPIVersionAndKind(e.APIVersion, e.Kind)
+				failed[manifest.ID{Group: gvk.Group, Kind: e.Kind, Namespace: e.Namespace, Name: e.Name}.String()] = true
+			}
+		}
+		if diff := cmp.Diff(failed, missing); diff != "" || len(failed) == 0 {
+			t.Errorf("failed objects (-) and those named missing (+):\n%s", diff)
 		}
 	})
 
