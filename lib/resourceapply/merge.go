@@ -229,8 +229,9 @@ func (w *walker) walk(r any, set bool, l any, ru *rule, path []step) {
 		_, isList := l.([]any)
 		_, isMap := l.(map[string]any)
 		switch {
-		case isList && ru.dropsExtra():
-			// Every element is one the manifest lacks.
+		case isList && ru.dropsExtra() && !(ru.own && w.setWhole(path)):
+			// Every element is one the manifest lacks (unless another
+			// manager set the list whole: then it goes whole, below).
 			if ru.dflt != nil && sameValue(l, ru.dflt) {
 				return
 			}

@@ -133,6 +133,51 @@ aggregationRule: {clusterRoleSelectors: [{matchLabels: {a: b}}]}
 				"rules":           []any{map[string]any{"verbs": []any{"get"}}}}
 			addManager(t, u, "clusterrole-aggregation-controller", `{f:rules: {}}`)
 		}},
+		{name: "a CRD's spec: another manager's field goes, the server's defaults stay", required: `
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: ws.example.com}
+spec: {group: example.com, names: {kind: W, plural: ws}, scope: Cluster, versions: [{name: v1, served: true, storage: true}]}
+`, live: func(u *unstructured.Unstructured) {
+			u.Object = map[string]any{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": map[string]any{"name": "ws.example.com"},
+				"spec": map[string]any{"group": "example.com", "scope": "Cluster", "conversion": map[string]any{"strategy": "None"},
+					"names":    map[string]any{"kind": "W", "plural": "ws", "singular": "w", "listKind": "WList"},
+					"versions": []any{map[string]any{"name": "v1", "served": true, "storage": true, "deprecated": true}}}}
+			addManager(t, u, "kubectl-edit", `{f:spec: {f:versions: {'k:{"name":"v1"}': {f:deprecated: {}}}}}`)
+		}, want: []string{"spec.versions[0].deprecated kubectl-edit"}},
+		{name: "a CronJob's concurrencyPolicy, and the default", required: `
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: c, namespace: ns}
+spec: {schedule: "@daily", jobTemplate: {spec: {template: {spec: {restartPolicy: Never, containers: [{name: c, image: x}]}}}}}
+`, live: func(u *unstructured.Unstructured) {
+			u.Object = map[string]any{"apiVersion": "batch/v1", "kind": "CronJob", "metadata": map[string]any{"name": "c", "namespace": "ns"},
+				"spec": map[string]any{"schedule": "@daily", "concurrencyPolicy": "Forbid", "successfulJobsHistoryLimit": int64(3), "suspend": false,
+					"jobTemplate": map[string]any{"spec": map[string]any{"backoffLimit": int64(6), "template": map[string]any{"spec": map[string]any{
+						"restartPolicy": "Never", "dnsPolicy": "ClusterFirst", "containers": []any{map[string]any{"name": "c", "image": "x"}}}}}}}}
+			addManager(t, u, "kubectl-edit", `{f:spec: {f:concurrencyPolicy: {}, f:successfulJobsHistoryLimit: {}, f:suspend: {}}}`)
+		}, want: []string{"spec.concurrencyPolicy kubectl-edit"}},
+		{name: "an ImageStream's other tags stay", required: `
+apiVersion: image.openshift.io/v1
+kind: ImageStream
+metadata: {name: is, namespace: ns}
+spec: {tags: [{name: a, from: {kind: DockerImage, name: x}}]}
+`, live: func(u *unstructured.Unstructured) {
+			u.Object = map[string]any{"apiVersion": "image.openshift.io/v1", "kind": "ImageStream", "metadata": map[string]any{"name": "is", "namespace": "ns"},
+				"spec": map[string]any{"tags": []any{map[string]any{"name": "a", "from": map[string]any{"kind": "DockerImage", "name": "x"}},
+					map[string]any{"name": "b", "from": map[string]any{"kind": "DockerImage", "name": "y"}}}}}
+			addManager(t, u, "someone", `{f:spec: {f:tags: {'k:{"name":"b"}': {.: {}}}}}`)
+		}},
+		{name: "an SCC's users another manager added", required: `
+apiVersion: security.openshift.io/v1
+kind: SecurityContextConstraints
+metadata: {name: s}
+users: [a]
+`, live: func(u *unstructured.Unstructured) {
+			u.Object = map[string]any{"apiVersion": "security.openshift.io/v1", "kind": "SecurityContextConstraints", "metadata": map[string]any{"name": "s"},
+				"users": []any{"a", "b"}, "allowPrivilegeEscalation": true, "groups": []any{"g"}}
+			addManager(t, u, "oc-adm-policy", `{f:users: {}, f:groups: {}}`)
+		}, want: []string{"users[1] oc-adm-policy", "groups oc-adm-policy"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
