@@ -27,6 +27,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -186,7 +187,7 @@ func complete(p *payload.Payload) (*Added, string, string) {
 	for _, k := range added.Kinds {
 		crds = append(crds, crdYAML(k, everywhere))
 	}
-	for _, ns := range sortedKeys(needed) {
+	for _, ns := range slices.Sorted(maps.Keys(needed)) {
 		// Included in the profiles whose objects need it and whose
 		// Namespaces do not create it (another would be a duplicate).
 		include := map[string]string{}
@@ -212,15 +213,6 @@ func add(m map[string]map[string]bool, k, v string) {
 		m[k] = map[string]bool{}
 	}
 	m[k][v] = true
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // crdYAML is the CustomResourceDefinition of k.

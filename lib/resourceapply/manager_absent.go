@@ -2,6 +2,8 @@ package resourceapply
 
 import (
 	"context"
+	"maps"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -74,10 +76,10 @@ func (m *Manager) Absent(ctx context.Context, objs []*unstructured.Unstructured,
 		}
 	}
 	var a Absent
-	for _, name := range sortedKeys(kinds) {
+	for _, name := range slices.Sorted(maps.Keys(kinds)) {
 		a.Kinds = append(a.Kinds, AbsentGroup{Name: name, Objects: kinds[name]})
 	}
-	for _, ns := range sortedKeys(namespaces) {
+	for _, ns := range slices.Sorted(maps.Keys(namespaces)) {
 		exists, err := m.namespaceExists(ctx, ns, opts)
 		if err != nil {
 			return Absent{}, err

@@ -3,7 +3,8 @@ package resourceapply
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -159,7 +160,7 @@ func pointer(path []step) string {
 func removals(required, live *unstructured.Unstructured, fieldManager string) []removal {
 	w := walker{keepCABundle: live.GetAnnotations()[injectCABundleAnnotation] == "true", owners: foreignFields(live, fieldManager)}
 	ru := mergeRules(required)
-	for _, k := range sortedKeys(live.Object) {
+	for _, k := range slices.Sorted(maps.Keys(live.Object)) {
 		switch k {
 		case "apiVersion", "kind", "status":
 			continue
@@ -253,7 +254,7 @@ func (w *walker) walk(r any, set bool, l any, ru *rule, path []step) {
 		if !ok {
 			return
 		}
-		for _, k := range sortedKeys(lv) {
+		for _, k := range slices.Sorted(maps.Keys(lv)) {
 			rv, set := rm[k]
 			w.walk(rv, set, lv[k], ru.child(k, set), append(path, step{name: k}))
 		}
@@ -328,15 +329,6 @@ func keyLabel(el any, key []string) string {
 		return ""
 	}
 	return strings.TrimRight(strings.ReplaceAll(keyOf(el, key), "\x00", ","), ",")
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // sameValue reports whether a and b hold the same value (numbers by value,
