@@ -125,6 +125,9 @@ func (m *Manager) apply(ctx context.Context, obj *unstructured.Unstructured, opt
 	if err != nil {
 		return change, &ApplyError{Object: id, Verb: "apply", Reason: ReasonInvalid, Err: err}
 	}
+	if required, err = m.withProxy(ctx, required, opts); err != nil {
+		return change, m.proxyFailed(ctx, id, err)
+	}
 	if len(dropped) > 0 {
 		change.Message = "dropped fields its type does not have: " + strings.Join(dropped, ", ")
 	}

@@ -118,6 +118,9 @@ func (m *Manager) Diff(ctx context.Context, obj *unstructured.Unstructured, opts
 	if err != nil {
 		return fail(&ApplyError{Object: id, Verb: "apply", Reason: ReasonInvalid, Err: err})
 	}
+	if required, err = m.withProxy(ctx, required, aopts); err != nil {
+		return fail(m.proxyFailed(ctx, id, err))
+	}
 	ri := m.resource(mapping, required.GetNamespace())
 	live, _, err := m.read(ctx, mapping, ri, required.GetNamespace(), required.GetName(), aopts)
 	if err != nil {

@@ -3,6 +3,7 @@
 package resourceapply
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -256,4 +257,59 @@ func TestCVOMerge(t *testing.T) {
 			t.Errorf("%d writes", w)
 		}
 	})
+}
+
+// TestInjectProxy: a Deployment annotated config.openshift.io/inject-proxy
+// gets the cluster's proxy settings in the containers it names, as the CVO
+// gives them; applying it again writes nothing (the variables are the
+// manifest's as modified, not drift to remove); a container the pod
+// template lacks fails the object as invalid.
+func TestInjectProxy(t *testing.T) {
+	e := newEnv(t, apiserver.Shared(t))
+	proxies := schema.GroupVersionResource{Group: "config.openshift.io", Version: "v1", Resource: "proxies"}
+	if e.get(proxies, "", "cluster") == nil {
+		if _, err := e.apply(`
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: proxies.config.openshift.io}
+spec:
+  group: config.openshift.io
+  names: {kind: Proxy, plural: proxies}
+  scope: Cluster
+  versions:
+  - {name: v1, served: true, storage: true, subresources: {status: {}}, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}
+`); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.apply("apiVersion: config.openshift.io/v1\nkind: Proxy\nmetadata: {name: cluster}\nspec: {}\n"); err != nil {
+			t.Fatal(err)
+		}
+		status := `{"status":{"httpProxy":"http://proxy:3128","httpsProxy":"http://proxy:3128","noProxy":".cluster.local"}}`
+		if _, err := e.client.Resource(proxies).Patch(t.Context(), "cluster", types.MergePatchType, []byte(status), metav1.PatchOptions{}, "status"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	doc := strings.Replace(mergeDeployment, "annotations: {owner: payload}", "annotations: {owner: payload, config.openshift.io/inject-proxy: op}", 1)
+	doc = strings.Replace(doc, "name: op, namespace: NS", "name: proxied, namespace: NS", 1)
+	c, err := e.apply(doc)
+	mustAction(t, c, err, Created)
+	dep := e.get(deployments, e.ns, "proxied")
+	containers, _, _ := unstructured.NestedSlice(dep.Object, "spec", "template", "spec", "containers")
+	var names []string
+	for _, v := range containers[0].(map[string]any)["env"].([]any) {
+		names = append(names, v.(map[string]any)["name"].(string)+"="+fmt.Sprint(v.(map[string]any)["value"]))
+	}
+	if got := strings.Join(names, " "); got != "A=1 POD=<nil> HTTP_PROXY=http://proxy:3128 HTTPS_PROXY=http://proxy:3128 NO_PROXY=.cluster.local" {
+		t.Errorf("env %s", got)
+	}
+	e.count.reset()
+	c, err = e.apply(doc)
+	mustAction(t, c, err, Unchanged)
+	if w := e.count.writes.Load(); w != 0 {
+		t.Errorf("apply again: %d writes", w)
+	}
+	_, err = e.apply(strings.Replace(doc, "inject-proxy: op}", "inject-proxy: nope}", 1))
+	if ReasonOf(err) != ReasonInvalid || !strings.Contains(err.Error(), `container "nope"`) {
+		t.Errorf("a container the template lacks: %v", err)
+	}
 }
