@@ -90,8 +90,8 @@ func applied(required, live *unstructured.Unstructured, fieldManager string) (bo
 				if ignoredMetadata[mk] {
 					continue
 				}
-				if ok, where := subsetRule(mv, lookup(lm, mk), mr.child(mk, true), "metadata."+mk); !ok {
-					return false, where
+				if ok, where := subsetRule(mv, lookup(lm, mk), mr.child(mk, true)); !ok {
+					return false, "metadata." + mk + where
 				}
 			}
 			continue
@@ -103,8 +103,8 @@ func applied(required, live *unstructured.Unstructured, fieldManager string) (bo
 			}
 			return false, k + ": missing"
 		}
-		if ok, where := subsetRule(rv, lv, ru.child(k, true), k); !ok {
-			return false, where
+		if ok, where := subsetRule(rv, lv, ru.child(k, true)); !ok {
+			return false, k + where
 		}
 	}
 	fields := ownedFields(live, fieldManager)
@@ -124,11 +124,17 @@ func lookup(m map[string]any, k string) any {
 	return m[k]
 }
 
-// subset reports whether every field of r has the same value in l.
-func subset(r, l any, path string) (bool, string) { return subsetRule(r, l, nil, path) }
+// subset reports whether every field of r has the same value in l; when
+// not, the string says where, below path.
+func subset(r, l any, path string) (bool, string) {
+	ok, where := subsetRule(r, l, nil)
+	return ok, path + where
+}
 
-// subsetRule is subset with lists matched as the merge rule ru says.
-func subsetRule(r, l any, ru *rule, path string) (bool, string) {
+// subsetRule is subset with lists matched as the merge rule ru says. The
+// string says where they differ, relative to r (".a[2].b: differs"): built
+// only on the way back from a difference.
+func subsetRule(r, l any, ru *rule) (bool, string) {
 	if r == nil {
 		return true, ""
 	}
@@ -136,77 +142,70 @@ func subsetRule(r, l any, ru *rule, path string) (bool, string) {
 		if isEmpty(r) {
 			return true, ""
 		}
-		return false, path + ": missing"
+		return false, ": missing"
 	}
 	switch rv := r.(type) {
 	case map[string]any:
 		lv, ok := l.(map[string]any)
 		if !ok {
-			return false, path + ": not an object"
+			return false, ": not an object"
 		}
 		for k, v := range rv {
-			if ok, where := subsetRule(v, lv[k], ru.child(k, true), path+"."+k); !ok {
-				return false, where
+			if ok, where := subsetRule(v, lv[k], ru.child(k, true)); !ok {
+				return false, "." + k + where
 			}
 		}
 		return true, ""
 	case []any:
 		lv, ok := l.([]any)
 		if !ok {
-			return false, path + ": not a list"
+			return false, ": not a list"
 		}
-		return subsetList(rv, lv, ru, path)
+		return subsetList(rv, lv, ru)
 	}
 	if rn, ok := number(r); ok {
 		if ln, ok := number(l); ok && rn == ln {
 			return true, ""
 		}
-		return false, path + ": differs"
+		return false, ": differs"
 	}
 	if reflect.DeepEqual(r, l) {
 		return true, ""
 	}
-	return false, path + ": differs"
+	return false, ": differs"
 }
 
 // subsetList matches the elements of list r in l: by key when ru has one
 // (elements l has beyond r's are for removals to judge), by value when ru
 // keeps what r lacks, else by index, with the same length.
-func subsetList(r, l []any, ru *rule, path string) (bool, string) {
+func subsetList(r, l []any, ru *rule) (bool, string) {
 	switch {
 	case ru != nil && ru.key != nil:
-		found := make([]bool, len(r))
 		el := ru.element()
-		for i, j := range matchElements(r, l, ru.key) {
-			if j < 0 {
-				continue
+		for j, i := range matchRequired(r, l, ru.key) {
+			if i < 0 {
+				return false, fmt.Sprintf("[%d]: missing", j)
 			}
-			found[j] = true
-			if ok, where := subsetRule(r[j], l[i], el, fmt.Sprintf("%s[%d]", path, j)); !ok {
-				return false, where
-			}
-		}
-		for j, ok := range found {
-			if !ok {
-				return false, fmt.Sprintf("%s[%d]: missing", path, j)
+			if ok, where := subsetRule(r[j], l[i], el); !ok {
+				return false, fmt.Sprintf("[%d]%s", j, where)
 			}
 		}
 		return true, ""
 	case ru != nil && ru.keep:
 		for j := range r {
 			if !containsSubset(l, r[j]) {
-				return false, fmt.Sprintf("%s[%d]: missing", path, j)
+				return false, fmt.Sprintf("[%d]: missing", j)
 			}
 		}
 		return true, ""
 	}
 	if len(r) != len(l) {
-		return false, fmt.Sprintf("%s: %d items, live has %d", path, len(r), len(l))
+		return false, fmt.Sprintf(": %d items, live has %d", len(r), len(l))
 	}
 	el := ru.element()
 	for i := range r {
-		if ok, where := subsetRule(r[i], l[i], el, fmt.Sprintf("%s[%d]", path, i)); !ok {
-			return false, where
+		if ok, where := subsetRule(r[i], l[i], el); !ok {
+			return false, fmt.Sprintf("[%d]%s", i, where)
 		}
 	}
 	return true, ""

@@ -3,7 +3,6 @@ package resourceapply
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -54,6 +53,27 @@ type rule struct {
 
 // ownRule is own with no exceptions.
 var ownRule = &rule{own: true}
+
+// withDefaults are the rules with a default at or below them (mergeRules'
+// trees): below the others, only another manager's fields can be drift.
+var withDefaults = map[*rule]bool{}
+
+// noteDefaults fills withDefaults for the tree of r.
+func noteDefaults(r *rule) bool {
+	if r == nil {
+		return false
+	}
+	if has, seen := withDefaults[r]; seen {
+		return has
+	}
+	has := r.dflt != nil
+	for _, c := range r.fields {
+		has = noteDefaults(c) || has
+	}
+	has = noteDefaults(r.elem) || has
+	withDefaults[r] = has
+	return has
+}
 
 // child is the rule of field name; set says whether the manifest sets it.
 func (r *rule) child(name string, set bool) *rule {
@@ -158,24 +178,25 @@ func pointer(path []step) string {
 // where the CVO's merge of required would take it out, in the order a JSON
 // patch can remove them (later list elements first).
 func removals(required, live *unstructured.Unstructured, fieldManager string) []removal {
-	w := walker{keepCABundle: live.GetAnnotations()[injectCABundleAnnotation] == "true", owners: foreignFields(live, fieldManager)}
+	w := walker{keepCABundle: live.GetAnnotations()[injectCABundleAnnotation] == "true", live: live, fieldManager: fieldManager}
 	ru := mergeRules(required)
-	for _, k := range slices.Sorted(maps.Keys(live.Object)) {
+	for k, lv := range live.Object {
 		switch k {
 		case "apiVersion", "kind", "status":
 			continue
 		}
 		rv, set := required.Object[k]
-		c := ru.child(k, set)
-		w.walk(rv, set, live.Object[k], c, []step{{name: k}})
+		w.walk(rv, set, lv, ru.child(k, set), []step{{name: k}})
 	}
 	if len(w.out) == 0 {
 		return nil
 	}
+	// Later list elements first (and, for a stable order, the rest by
+	// path, last first).
+	slices.SortFunc(w.out, func(a, b removal) int { return comparePaths(b.path, a.path) })
 	var out []removal
-	for i := len(w.out) - 1; i >= 0; i-- {
-		c := w.out[i]
-		for _, o := range w.owners {
+	for _, c := range w.out {
+		for _, o := range w.foreign() {
 			if _, _, found := lookupPath(o.fields, c.path); found {
 				c.manager = o.manager
 				break
@@ -200,14 +221,38 @@ const injectCABundleAnnotation = "service.beta.openshift.io/inject-cabundle"
 type walker struct {
 	out          []removal
 	keepCABundle bool
-	// owners are the fields other managers own.
+	live         *unstructured.Unstructured
+	fieldManager string
+	// owners are the fields other managers own, read when first needed.
 	owners []fieldSet
+	read   bool
+}
+
+// foreign returns the fields other managers own in the live object.
+func (w *walker) foreign() []fieldSet {
+	if !w.read {
+		w.owners, w.read = foreignFields(w.live, w.fieldManager), true
+	}
+	return w.owners
+}
+
+// comparePaths orders paths as a walk in key and index order meets them.
+func comparePaths(a, b []step) int {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if c := strings.Compare(a[i].name, b[i].name); c != 0 {
+			return c
+		}
+		if c := a[i].index - b[i].index; c != 0 {
+			return c
+		}
+	}
+	return len(a) - len(b)
 }
 
 // setWhole reports whether another manager set the value at path as a
 // whole (it owns the value itself, not only fields under it).
 func (w *walker) setWhole(path []step) bool {
-	for _, o := range w.owners {
+	for _, o := range w.foreign() {
 		node, whole, found := lookupPath(o.fields, path)
 		if found && (whole || len(node) == 0 || node["."] != nil) {
 			return true
@@ -220,6 +265,11 @@ func (w *walker) setWhole(path []step) bool {
 // false when the manifest lacks it), and notes what would be removed.
 func (w *walker) walk(r any, set bool, l any, ru *rule, path []step) {
 	if ru == nil || l == nil {
+		return
+	}
+	if len(w.foreign()) == 0 && !withDefaults[ru] {
+		// Nobody else set anything, and no default of the CVO's is
+		// below: nothing here can be another writer's.
 		return
 	}
 	if !set || r == nil {
@@ -254,9 +304,9 @@ func (w *walker) walk(r any, set bool, l any, ru *rule, path []step) {
 		if !ok {
 			return
 		}
-		for _, k := range slices.Sorted(maps.Keys(lv)) {
+		for k, v := range lv {
 			rv, set := rm[k]
-			w.walk(rv, set, lv[k], ru.child(k, set), append(path, step{name: k}))
+			w.walk(rv, set, v, ru.child(k, set), append(path, step{name: k}))
 		}
 	case []any:
 		rl, ok := r.([]any)
@@ -282,45 +332,80 @@ func (w *walker) walk(r any, set bool, l any, ru *rule, path []step) {
 // a key matches the n-th with the same key), else by index.
 func matchElements(required, live []any, key []string) []int {
 	out := make([]int, len(live))
-	if key == nil {
-		for i := range live {
-			out[i] = -1
-			if i < len(required) {
-				out[i] = i
-			}
-		}
-		return out
-	}
-	byKey := map[string][]int{}
-	for j, el := range required {
-		k := keyOf(el, key)
-		byKey[k] = append(byKey[k], j)
-	}
-	for i, el := range live {
-		k := keyOf(el, key)
+	for i := range out {
 		out[i] = -1
-		if js := byKey[k]; len(js) > 0 {
-			out[i], byKey[k] = js[0], js[1:]
+	}
+	for j, i := range matchRequired(required, live, key) {
+		if i >= 0 {
+			out[i] = j
 		}
 	}
 	return out
 }
 
-// keyOf prints an element's key fields (absent: empty).
+// matchRequired returns, for each of the manifest's elements, the index of
+// the live element that stands for it, or -1 (see matchElements). Lists
+// are short (containers, variables, ports): a quadratic match allocates
+// nothing but the result.
+func matchRequired(required, live []any, key []string) []int {
+	out := make([]int, len(required))
+	if key == nil {
+		for j := range required {
+			out[j] = -1
+			if j < len(live) {
+				out[j] = j
+			}
+		}
+		return out
+	}
+	var taken []bool
+	for j, r := range required {
+		out[j] = -1
+		for i, l := range live {
+			if (taken == nil || !taken[i]) && sameKey(r, l, key) {
+				if taken == nil {
+					taken = make([]bool, len(live))
+				}
+				out[j], taken[i] = i, true
+				break
+			}
+		}
+	}
+	return out
+}
+
+// sameKey reports whether two elements have the same key fields (absent
+// and empty alike).
+func sameKey(a, b any, key []string) bool {
+	am, _ := a.(map[string]any)
+	bm, _ := b.(map[string]any)
+	for _, k := range key {
+		av, bv := am[k], bm[k]
+		if as, ok := av.(string); ok {
+			if bs, ok := bv.(string); ok {
+				if as != bs {
+					return false
+				}
+				continue
+			}
+		}
+		if !sameValue(av, bv) {
+			return false
+		}
+	}
+	return true
+}
+
+// keyOf prints an element's key fields.
 func keyOf(el any, key []string) string {
 	m, _ := el.(map[string]any)
-	var b strings.Builder
+	parts := make([]string, 0, len(key))
 	for _, k := range key {
-		v := m[k]
-		if n, ok := number(v); ok {
-			v = n
+		if v := m[k]; v != nil {
+			parts = append(parts, fmt.Sprint(v))
 		}
-		if v != nil {
-			fmt.Fprint(&b, v)
-		}
-		b.WriteByte(0)
 	}
-	return b.String()
+	return strings.Join(parts, ",")
 }
 
 // keyLabel prints an element's key fields for messages ("" without key).
@@ -328,7 +413,7 @@ func keyLabel(el any, key []string) string {
 	if key == nil {
 		return ""
 	}
-	return strings.TrimRight(strings.ReplaceAll(keyOf(el, key), "\x00", ","), ",")
+	return keyOf(el, key)
 }
 
 // sameValue reports whether a and b hold the same value (numbers by value,

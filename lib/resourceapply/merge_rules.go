@@ -160,6 +160,14 @@ var genericRule = &rule{given: true, fields: map[string]*rule{"metadata": metaRu
 // controller writes its rules, which the CVO leaves.
 var aggregatedClusterRole = fieldRules(map[string]*rule{"metadata": metaRule, "aggregationRule": ownRule})
 
+func init() {
+	for _, r := range kindRules {
+		noteDefaults(r)
+	}
+	noteDefaults(genericRule)
+	noteDefaults(aggregatedClusterRole)
+}
+
 // mergeRules returns the rules of required's kind.
 func mergeRules(required *unstructured.Unstructured) *rule {
 	gk := required.GroupVersionKind().GroupKind()
