@@ -101,7 +101,10 @@ func (m *Manager) apply(ctx context.Context, obj *unstructured.Unstructured, opt
 		// Objects of its kind waiting for it must not wait out TypeWait
 		// for a CustomResourceDefinition that will not come.
 		defer func() {
-			if err != nil && ReasonOf(err) != ReasonCanceled {
+			switch {
+			case err == nil:
+				m.noteFailedKind(k, nil)
+			case ReasonOf(err) != ReasonCanceled:
 				m.noteFailedKind(k, err)
 			}
 		}()
