@@ -6,7 +6,7 @@ BIN := bin/payload-apply
 # use; linking Go's plugin package makes the binary a third larger.
 TAGS := kustomize_disable_go_plugin_support
 
-.PHONY: build test unit e2e test-deps test-apiserver test-fleet operator-image verify bench bench-100x fuzz fuzz-ci fuzz-list
+.PHONY: build test unit e2e test-deps test-apiserver test-fleet test-complete operator-image verify bench bench-100x fuzz fuzz-ci fuzz-list
 
 # build records the VCS revision (payload-apply version prints it): go's
 # own stamping (even where GOFLAGS says -buildvcs=false), and for a git
@@ -61,6 +61,13 @@ test: test-deps
 # 2 minutes on 2 cores.
 test-fleet: test-deps
 	PAYLOAD_APPLY_FLEET=1 $(GO) test -tags e2e,$(TAGS) -timeout 15m -run '^TestFleet$$' -v ./test/operator/
+
+# A complete release (internal/gencomplete: the real payload with a CRD for
+# every kind it uses that nothing serves and a Namespace for every
+# namespace nothing creates) validates with no error and applies to a bare
+# API server with no failure; about 20 s (35 s with the build) on 2 cores.
+test-complete: test-deps
+	PAYLOAD_APPLY_COMPLETE=1 $(GO) test -tags e2e,$(TAGS) -timeout 15m -run '^TestCompleteRelease$$' -v ./test/e2e/
 
 # The operator's image, built without a container daemon: the static
 # binary (CGO_ENABLED=0), and the payload baked in when PAYLOAD is set

@@ -301,6 +301,12 @@ func run(ctx context.Context, c *Cluster, p *plan.Plan, opts ApplyOptions, st ru
 	if opts.RetryTimeout > 0 {
 		applyOpts.Retry.Timeout = opts.RetryTimeout
 	}
+	// What cannot go in is said at once, before anything is written; a
+	// server that fails to answer here fails the objects' requests too,
+	// which report it.
+	if absent, err := mgr.Absent(work, objs, applyOpts); err == nil && !absent.Empty() {
+		out.emit(missingOf(p.Objects, absent))
+	}
 	a := newApplier(mgr, applyOpts, len(g.Tasks), work, out)
 	a.interrupt = runCtx
 	// The lists the objects' reads need, read ahead of them; stopped

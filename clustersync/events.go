@@ -35,6 +35,37 @@ type Planned struct {
 	Tasks, Steps int
 }
 
+// Missing comes before anything is written: what the plan needs that the
+// server lacks and no object of the plan creates (resourceapply.Absent),
+// each kind nothing serves and each namespace nothing creates, with the
+// plan's objects that need it. Those objects fail when the run reaches
+// them, each named; the others are applied.
+type Missing struct {
+	Kinds, Namespaces []MissingGroup
+}
+
+// MissingGroup is a kind ("ServiceMonitor.monitoring.coreos.com (v1)") or
+// namespace missing and the objects that need it, in apply order.
+type MissingGroup struct {
+	Name    string
+	Objects []*manifest.Manifest
+}
+
+func missingOf(objs []*manifest.Manifest, a resourceapply.Absent) Missing {
+	groups := func(gs []resourceapply.AbsentGroup) []MissingGroup {
+		var out []MissingGroup
+		for _, g := range gs {
+			mg := MissingGroup{Name: g.Name}
+			for _, i := range g.Objects {
+				mg.Objects = append(mg.Objects, objs[i])
+			}
+			out = append(out, mg)
+		}
+		return out
+	}
+	return Missing{Kinds: groups(a.Kinds), Namespaces: groups(a.Namespaces)}
+}
+
 // StageStarted: the CustomResourceDefinitions and Namespaces are applied
 // ahead of the graph; Total counts them.
 type StageStarted struct{ Total int }
@@ -126,6 +157,7 @@ type Warning struct {
 	Object manifest.ID
 }
 
+func (Missing) event()       {}
 func (Planned) event()       {}
 func (StageStarted) event()  {}
 func (StageDone) event()     {}

@@ -148,8 +148,13 @@ func clusterProfile(ctx context.Context, c *Cluster, popts plan.Options) (plan.O
 
 // clusterCapabilities turns the capability filter of plan options on with
 // the capabilities the record enables (enabled capabilities never become
-// disabled), those the options ask for added.
+// disabled), those the options ask for added; and excludes what the
+// record's spec.overrides mark unmanaged, unless the options name
+// overrides of their own.
 func clusterCapabilities(rec *configv1.ClusterVersion, popts plan.Options) (plan.Options, error) {
+	if rec != nil && popts.Overrides == nil {
+		popts.Overrides = rec.Spec.Overrides
+	}
 	if rec == nil || len(rec.Status.Capabilities.EnabledCapabilities) == 0 {
 		return popts, nil
 	}

@@ -7,6 +7,7 @@ import (
 	configv1 "github.com/openshift/api/config/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/payload-apply/payload-apply/lib/manifest"
 	"github.com/payload-apply/payload-apply/lib/resourceapply"
 )
 
@@ -20,6 +21,9 @@ type StatusReport struct {
 	Operators []resourceapply.OperatorState
 	// Cluster is the aggregate: conditions, done and total.
 	Cluster resourceapply.ClusterStatus
+	// Unmanaged are the objects of the release that the record's
+	// spec.overrides leave unmanaged (plan.Plan.Unmanaged): never written.
+	Unmanaged []*manifest.Manifest
 }
 
 // Status reads every ClusterOperator the session's plan includes (those
@@ -55,5 +59,6 @@ func Status(ctx context.Context, s *Session) (*StatusReport, error) {
 		r.Operators = append(r.Operators, resourceapply.OperatorStatus(&want, got))
 	}
 	r.Cluster = resourceapply.Aggregate(r.Version, r.Operators)
+	r.Unmanaged = p.Unmanaged()
 	return r, nil
 }

@@ -3,6 +3,7 @@ package operator
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sync"
 	"time"
 
@@ -25,6 +26,8 @@ type leader struct {
 
 	sess    *clustersync.Session
 	release configv1.Release // of sess
+	// inputs are what of the record sess was planned with.
+	inputs recordInputs
 	// payloads are the payloads opened by image (the operator's own is
 	// not among them): a release is read and verified once per
 	// leadership.
@@ -140,18 +143,33 @@ func (l *leader) pass(work context.Context, abort <-chan struct{}) *PassReport {
 		l.failed(work, "opening release "+w.running.Image, err)
 		return nil
 	}
-	if l.sess == nil || l.release.Image != w.running.Image {
+	if in := inputsOf(cv); l.sess == nil || l.release.Image != w.running.Image || !reflect.DeepEqual(in, l.inputs) {
 		if l.sess, err = o.plan(work, l.cluster, pl); err != nil {
 			l.failed(work, "planning release "+w.running.Image, err)
 			return nil
 		}
-		l.release = w.running
+		l.release, l.inputs = w.running, in
 	}
 	l.sess.Record = cv
 	r := o.applyPass(work, l.sess, cv, passInput{release: w.running, verification: pl.Verification, attempt: l.failures,
 		seed: l.passes, keepAccepted: rejected, abort: abort})
 	l.done(work, r)
 	return r
+}
+
+// recordInputs are what of the record a plan depends on: the objects its
+// spec.overrides leave unmanaged and the capabilities it enables. When
+// they change, the release is planned again.
+type recordInputs struct {
+	overrides []configv1.ComponentOverride
+	enabled   []configv1.ClusterVersionCapability
+}
+
+func inputsOf(cv *configv1.ClusterVersion) recordInputs {
+	if cv == nil {
+		return recordInputs{}
+	}
+	return recordInputs{overrides: cv.Spec.Overrides, enabled: cv.Status.Capabilities.EnabledCapabilities}
 }
 
 // done counts a pass's outcome.

@@ -55,6 +55,19 @@ func (p *Plan) Rendered() []*manifest.Manifest {
 	return payload.SortForApply(append(append(all, p.Objects...), previews...))
 }
 
+// Unmanaged returns the manifests the selection would include but for an
+// unmanaged override (Options.Overrides), in load order: the CVO leaves
+// them as they are on the cluster, and so does everything here.
+func (p *Plan) Unmanaged() []*manifest.Manifest {
+	var out []*manifest.Manifest
+	for _, e := range p.Selection.Entries {
+		if e.Reason == manifest.ReasonOverridden {
+			out = append(out, e.Manifest)
+		}
+	}
+	return out
+}
+
 // WriteYAML writes the rendered objects (see Rendered) in apply order as one
 // multi-document YAML stream, each document headed by a "# Source: FILE#DOC"
 // comment. Nothing is written when an object cannot be encoded.
@@ -120,8 +133,9 @@ func (p *Plan) WriteList(w io.Writer) error {
 // WriteExplain writes one line per manifest of the payload in load order:
 // DECISION<TAB>FILE#DOC<TAB>Kind/ns/name<TAB>DETAIL, where DECISION is
 // "included" (DETAIL: the annotation that matched, and the overlays that
-// changed the object), "excluded" (DETAIL: the reason) or "deleted"
-// (included, then removed by an overlay). Then one line per object an
+// changed the object), "excluded" (DETAIL: the reason), "unmanaged"
+// (included but for an unmanaged override of the cluster's ClusterVersion)
+// or "deleted" (included, then removed by an overlay). Then one line per object an
 // overlay added ("added", DETAIL: the overlay) and per object the tool
 // generated ("generated", DETAIL: what for).
 func (p *Plan) WriteExplain(w io.Writer) error {
@@ -139,6 +153,9 @@ func (p *Plan) WriteExplain(w io.Writer) error {
 	var b bytes.Buffer
 	for _, e := range p.Selection.Entries {
 		decision, detail := "excluded", e.Reason
+		if e.Reason == manifest.ReasonOverridden {
+			decision, detail = "unmanaged", "ClusterVersion spec.overrides: unmanaged: true; left as it is"
+		}
 		if e.Included {
 			decision, detail = "included", e.Matched
 			if detail == "" {

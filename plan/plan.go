@@ -91,6 +91,11 @@ type Options struct {
 
 	// ExcludeID excludes manifests annotated exclude.release.openshift.io/<id>: "true".
 	ExcludeID string
+	// Overrides are the cluster's ClusterVersion spec.overrides: an object
+	// one marks unmanaged is excluded, as the CVO excludes it (library-go
+	// Include; Plan.Unmanaged lists them). Nil: those of ClusterConfig's
+	// ClusterVersion, if any.
+	Overrides []configv1.ComponentOverride
 
 	// ClusterConfig holds the cluster facts from --cluster-config; nil: the
 	// profile's defaults. Its cluster-profile ConfigMap names the profile
@@ -438,6 +443,10 @@ func selector(opts Options, chain []string, gateProfile features.ClusterProfileN
 	if opts.ExcludeID != "" {
 		id := opts.ExcludeID
 		sel.ExcludeID = &id
+	}
+	sel.Overrides = opts.Overrides
+	if sel.Overrides == nil && opts.ClusterConfig != nil && opts.ClusterConfig.ClusterVersion != nil {
+		sel.Overrides = opts.ClusterConfig.ClusterVersion.Spec.Overrides
 	}
 	if opts.Capabilities {
 		caps, err := payload.Capabilities(opts.BaselineCapabilitySet, opts.AdditionalCapabilities)

@@ -12,6 +12,7 @@ import (
 	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
+	configv1 "github.com/openshift/api/config/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/payload-apply/payload-apply/internal/golden"
@@ -515,6 +516,70 @@ func TestValidateExtraManifests(t *testing.T) {
 				if !strings.HasPrefix(f.String(), tc.want[i]) {
 					t.Errorf("finding %q, want it to start with %q", f, tc.want[i])
 				}
+			}
+		})
+	}
+}
+
+// TestOverrides: an unmanaged override excludes its object, as the CVO
+// excludes it (library-go Include); a managed one, and one naming the
+// object in another namespace, change nothing. Plan.Unmanaged and
+// --explain name the object; --cluster-config's ClusterVersion gives the
+// overrides when the options give none.
+func TestOverrides(t *testing.T) {
+	base, err := Build(context.Background(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var target *manifest.Manifest
+	for _, m := range base.Objects {
+		if m.GVK.Kind == "Deployment" {
+			target = m
+			break
+		}
+	}
+	id := target.ID()
+	override := func(ns string, unmanaged bool) configv1.ComponentOverride {
+		return configv1.ComponentOverride{Group: id.Group, Kind: id.Kind, Namespace: ns, Name: id.Name, Unmanaged: unmanaged}
+	}
+	cv := &configv1.ClusterVersion{Spec: configv1.ClusterVersionSpec{Overrides: []configv1.ComponentOverride{override(id.Namespace, true)}}}
+	cases := []struct {
+		name      string
+		opts      Options
+		unmanaged bool
+	}{
+		{name: "unmanaged", opts: Options{Overrides: []configv1.ComponentOverride{override(id.Namespace, true)}}, unmanaged: true},
+		{name: "managed", opts: Options{Overrides: []configv1.ComponentOverride{override(id.Namespace, false)}}},
+		{name: "another namespace", opts: Options{Overrides: []configv1.ComponentOverride{override("elsewhere", true)}}},
+		{name: "from --cluster-config", opts: Options{ClusterConfig: &component.ClusterConfig{Infrastructure: &configv1.Infrastructure{}, ClusterVersion: cv}}, unmanaged: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := Build(context.Background(), tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			included := false
+			for _, m := range p.Objects {
+				included = included || m.ID() == id
+			}
+			var unmanaged []manifest.ID
+			for _, m := range p.Unmanaged() {
+				unmanaged = append(unmanaged, m.ID())
+			}
+			var explain bytes.Buffer
+			if err := p.WriteExplain(&explain); err != nil {
+				t.Fatal(err)
+			}
+			line := fmt.Sprintf("unmanaged\t%s\t%s\tClusterVersion spec.overrides: unmanaged: true; left as it is\n", target.Position(), id)
+			if tc.unmanaged {
+				if included || len(unmanaged) != 1 || unmanaged[0] != id || !strings.Contains(explain.String(), line) || len(p.Objects) != len(base.Objects)-1 {
+					t.Errorf("included %v, unmanaged %v, %d of %d objects, explain has the line: %v", included, unmanaged, len(p.Objects), len(base.Objects), strings.Contains(explain.String(), line))
+				}
+				return
+			}
+			if !included || len(unmanaged) != 0 || len(p.Objects) != len(base.Objects) {
+				t.Errorf("included %v, unmanaged %v, %d of %d objects", included, unmanaged, len(p.Objects), len(base.Objects))
 			}
 		})
 	}

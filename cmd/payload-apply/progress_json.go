@@ -160,6 +160,16 @@ func pendingJSON(ps []resourceapply.Pending) []jsonPending {
 	return out
 }
 
+// missingJSON is the "missing" event of a kind or namespace the plan needs
+// that the server lacks: the objects that need it, each with its FILE#DOC.
+func missingJSON(what, reason string, g clustersync.MissingGroup) jsonEvent {
+	je := jsonEvent{Event: "missing", Message: what, Reason: reason, Total: len(g.Objects)}
+	for _, m := range g.Objects {
+		je.Pending = append(je.Pending, jsonPending{Object: m.ID().String(), Message: m.Position(), Reason: reason})
+	}
+	return je
+}
+
 // emit writes one event. A stdout whose reader went away takes no more
 // (guardedWriter drops them, and the run stops as on an interrupt).
 func (p *jsonProgress) emit(e jsonEvent) {
@@ -177,6 +187,13 @@ func (p *jsonProgress) Event(e clustersync.Event) {
 		p.total = e.Tasks
 	case clustersync.Warning:
 		p.emit(jsonEvent{Event: "warning", Message: e.Text, Kind: e.Object.Kind, Namespace: e.Object.Namespace, Name: e.Object.Name})
+	case clustersync.Missing:
+		for _, g := range e.Kinds {
+			p.emit(missingJSON("kind "+g.Name, string(resourceapply.ReasonResourceTypeMissing), g))
+		}
+		for _, g := range e.Namespaces {
+			p.emit(missingJSON("namespace "+g.Name, string(resourceapply.ReasonNamespaceMissing), g))
+		}
 	case clustersync.StageStarted:
 		p.emit(jsonEvent{Event: "stage", Message: "started", Total: e.Total})
 	case clustersync.StageDone:

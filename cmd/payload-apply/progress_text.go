@@ -103,6 +103,8 @@ func (p *textProgress) Event(e clustersync.Event) {
 		p.total, p.steps = e.Tasks, e.Steps
 	case clustersync.Warning:
 		p.warn(e)
+	case clustersync.Missing:
+		p.line("%s", missingText(e))
 	case clustersync.StageStarted:
 		p.line("stage: %s first (CustomResourceDefinitions and Namespaces)", clustersync.Plural(e.Total, "object"))
 	case clustersync.StageDone:
@@ -222,6 +224,32 @@ func (p *textProgress) summary(r *clustersync.ApplyReport, elapsed time.Duration
 		len(changes.Entries)-changes.Count(resourceapply.Failed), clustersync.Plural(p.total-p.steps, "object"), ran, elapsed.Round(10*time.Millisecond),
 		changes.Summary(), stepSummary, clustersync.Plural(int(reads+writes), "request"), clustersync.Plural(int(writes), "write"))
 	printInterrupted(p.errOut, r)
+}
+
+// missingText says what the plan needs that the server lacks, grouped,
+// before anything is written: "missing before anything is written (the
+// objects that need it fail): kind X: N objects", the first five of each
+// named (every one is named again with its error).
+func missingText(e clustersync.Missing) string {
+	var b strings.Builder
+	b.WriteString("missing before anything is written (the objects that need it fail, the others are applied):")
+	group := func(what, why string, g clustersync.MissingGroup) {
+		fmt.Fprintf(&b, "\n  %s %s: %s; %s", what, manifest.Printable(g.Name), why, clustersync.Plural(len(g.Objects), "object"))
+		for i, m := range g.Objects {
+			if i == 5 {
+				fmt.Fprintf(&b, "\n    ... and %d more", len(g.Objects)-i)
+				break
+			}
+			fmt.Fprintf(&b, "\n    %s %s", m.Position(), manifest.QuoteName(m.ID().String()))
+		}
+	}
+	for _, g := range e.Kinds {
+		group("kind", "the server has no API for it and no CustomResourceDefinition of the plan defines it", g)
+	}
+	for _, g := range e.Namespaces {
+		group("namespace", "does not exist and no Namespace of the plan creates it", g)
+	}
+	return b.String()
 }
 
 // printableLines is manifest.Printable for each line of s: names and

@@ -79,9 +79,24 @@ func recordFailing(rec *configv1.ClusterVersion) bool {
 }
 
 // printRecordLine says what a run recorded: "record: ClusterVersion
-// version: 4.22.1 Completed (install order, 3 status writes)".
+// version: 4.22.1 Completed (install order, 3 status writes)". When
+// nothing ran (an update refused or blocked: no order), it says what the
+// record holds still: "record: ClusterVersion version: 4.22.2 Completed
+// (the update to 4.22.1 was not run)".
 func printRecordLine(w io.Writer, r *clustersync.ApplyReport) {
 	if r.Record == nil {
+		return
+	}
+	if r.Order == "" {
+		version, state := "-", "(no history)"
+		if h := r.Record.Status.History; len(h) > 0 {
+			version, state = dash(h[0].Version), string(h[0].State)
+		}
+		why := "nothing was applied"
+		if v := r.Release.Version; v != "" && v != version {
+			why = "the update to " + v + " was not run"
+		}
+		fmt.Fprintf(w, "record: ClusterVersion %s: %s %s (%s)\n", clustersync.RecordName, version, state, why)
 		return
 	}
 	state := "Partial"

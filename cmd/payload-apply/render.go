@@ -52,8 +52,10 @@ files whose names do not follow 0000_<NN>_<component>_<name>).
 --explain prints every manifest of the payload in load order with the
 decision: "included" and the annotation that matched (for a derived profile,
 the nearest profile of the chain the manifest is annotated for) and the
-overlays that changed it, "excluded" and why, or "deleted" by an overlay;
-then the objects overlays "added" and the "generated" ones.
+overlays that changed it, "excluded" and why, "unmanaged" (an unmanaged
+override in spec.overrides of the ClusterVersion in --cluster-config), or
+"deleted" by an overlay; then the objects overlays "added" and the
+"generated" ones.
 
 Exit codes: 0 rendered, 1 the payload is wrong (each problem on its own
 line, naming FILE#DOC), 2 usage error (a flag naming a profile, feature

@@ -60,7 +60,7 @@ func (f *selectionFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.baselineCapabilitySet, "baseline-capability-set", "", "baseline capability set (e.g. None, vCurrent); with --additional-capabilities turns on the capability filter")
 	fs.StringSliceVar(&f.additionalCapabilities, "additional-capabilities", nil, "capabilities enabled on top of the baseline, comma separated")
 	fs.StringVar(&f.excludeID, "exclude", "", "exclude manifests annotated exclude.release.openshift.io/<ID>: \"true\"")
-	fs.StringVar(&f.clusterConfig, "cluster-config", "", "cluster facts as the installer writes them: YAML with config.openshift.io/v1 Infrastructure \"cluster\" and optionally Ingress, FeatureGate and ConfigMap openshift-config/cluster-profile")
+	fs.StringVar(&f.clusterConfig, "cluster-config", "", "cluster facts as the installer writes them: YAML with config.openshift.io/v1 Infrastructure \"cluster\" and optionally Ingress, FeatureGate, ClusterVersion \"version\" (its spec.overrides) and ConfigMap openshift-config/cluster-profile")
 	fs.StringVar(&f.extraManifests, "extra-manifests", "", "directory of admin manifests (PlatformOperators, PerformanceProfiles, IngressControllers, ...) applied as given, not filtered by inclusion annotations")
 	fs.StringVar(&f.hypershiftNaming, "hypershift-naming", string(nodetuning.NamingSeed), "names of the ConfigMaps the node tuning component writes on a hosted control plane: seed (tuned-, mc-, kc-<profile>, <profile>-status) or upstream (the node tuning operator's tuned-, machineconfig-, kubeletconfig-, status-<configmap>)")
 	fs.StringVar(&f.catalog, "catalog", "", "file-based operator catalog directory (olm.package, olm.channel and olm.bundle documents) the platform operators manager picks bundles from")

@@ -46,11 +46,15 @@ The aggregate:
 The profile is --profile, else the "profile" key of ConfigMap
 openshift-config/cluster-profile when the cluster has it, else the default.
 
+Objects of the release that the record's spec.overrides mark unmanaged are
+listed last ("unmanaged (spec.overrides): ..."): no command writes them.
+
 -o wide adds the reason an operator is not ready (the CVO's
 ClusterOperatorNotAvailable, ClusterOperatorDegraded, ...) and every
 version it reports. -o json (or -o yaml) prints {"version", "done",
 "total", "conditions": [...], "operators": [...], "clusterVersion":
-{"desired", "history", "conditions", "capabilities"}} instead.
+{"desired", "history", "conditions", "capabilities"}, "unmanaged": [...]}
+instead.
 
 Exit codes: 0 Available=True and Failing not True (the aggregate, and the
 record's Failing); 1 not available or failing, or the payload could not be
@@ -89,6 +93,7 @@ type jsonStatus struct {
 	resourceapply.ClusterStatus
 	Operators      []jsonOperator `json:"operators"`
 	ClusterVersion *jsonRecord    `json:"clusterVersion"`
+	Unmanaged      []string       `json:"unmanaged,omitempty"`
 }
 
 type jsonOperator struct {
@@ -134,6 +139,9 @@ func (o *statusOptions) Run(ctx context.Context, s IOStreams) error {
 	st, ops := rep.Cluster, rep.Operators
 	if o.output.value == formatJSON || o.output.value == formatYAML {
 		out := jsonStatus{ClusterStatus: st, Operators: []jsonOperator{}, ClusterVersion: recordJSON(sess.Record)}
+		for _, m := range rep.Unmanaged {
+			out.Unmanaged = append(out.Unmanaged, m.ID().String())
+		}
 		for _, op := range ops {
 			out.Operators = append(out.Operators, jsonOperator{Name: op.Name, Found: op.Found, Ready: op.Ready,
 				Available: string(op.Available), Progressing: string(op.Progressing), Degraded: string(op.Degraded),
@@ -171,6 +179,9 @@ func (o *statusOptions) Run(ctx context.Context, s IOStreams) error {
 				line += ": " + strings.ReplaceAll(c.Message, "\n", "\n  ")
 			}
 			fmt.Fprintln(s.Out, line)
+		}
+		for _, m := range rep.Unmanaged {
+			fmt.Fprintf(s.Out, "unmanaged (spec.overrides): %s (%s): left as it is\n", m.ID(), m.Position())
 		}
 	}
 	if !st.Healthy() || recordFailing(sess.Record) {

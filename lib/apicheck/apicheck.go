@@ -94,23 +94,34 @@ func definedKind(obj *unstructured.Unstructured) (schema.GroupKind, bool) {
 }
 
 // Check returns what the API server would refuse in m's object, errors
-// first, each once, in field order.
+// first, each once, in field order. What the object is for decides what
+// is checked: an object annotated for deletion is only deleted, so only
+// its identity is (apiVersion, kind, namespace, name: the generic
+// checks); a create-only object (and a ClusterOperator) is only ever
+// created, so it is checked as a create: a field its schema does not
+// declare is dropped by the server (a warning), not refused as server-side
+// apply refuses it.
 func (c *Checker) Check(m *manifest.Manifest) []Problem {
 	obj := m.Obj.Object
 	probs := checkGeneric(obj)
-	if hasErrors(probs) {
-		// The object cannot be routed or named: the schema checks would
-		// only repeat it.
+	if hasErrors(probs) || m.IsDelete() {
+		// The object cannot be routed or named (the schema checks would
+		// only repeat it), or only its identity matters.
 		return sortProblems(probs)
 	}
 	gvk := m.Obj.GroupVersionKind()
 	if crd, ok := c.crds[gvk.GroupKind()]; ok {
-		probs = append(probs, c.checkCustom(crd, m.Obj)...)
+		created := m.IsCreateOnly() || gvk.GroupKind() == clusterOperatorGK
+		probs = append(probs, c.checkCustom(crd, m.Obj, created)...)
 	} else {
 		probs = append(probs, checkBuiltin(m.Obj)...)
 	}
 	return sortProblems(probs)
 }
+
+// clusterOperatorGK: apply creates ClusterOperators once, never updates
+// them.
+var clusterOperatorGK = schema.GroupKind{Group: "config.openshift.io", Kind: "ClusterOperator"}
 
 func hasErrors(ps []Problem) bool {
 	for _, p := range ps {

@@ -1,6 +1,7 @@
 package apicheck_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -188,5 +189,67 @@ func TestFindings(t *testing.T) {
 	want := "release-manifests/0000_50_x_d.yaml#1: error: Deployment.apps/ns/d: spec.replicas: must be of type int32, not string"
 	if len(fs) != 1 || fs[0].String() != want {
 		t.Errorf("findings %v, want %q", fs, want)
+	}
+}
+
+// TestCheckByPurpose: what a manifest is for decides what is checked. An
+// object annotated for deletion needs only its identity (a ServiceMonitor
+// the CVO deletes has no spec, which the monitoring CRD requires); a
+// create-only object, and a ClusterOperator, is checked as a create: an
+// undeclared field is dropped (a warning), where server-side apply
+// refuses it; a ClusterOperator is sent as its Go type, with its spec.
+func TestCheckByPurpose(t *testing.T) {
+	const crds = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: servicemonitors.monitoring.coreos.com}
+spec:
+  group: monitoring.coreos.com
+  names: {kind: ServiceMonitor, plural: servicemonitors}
+  scope: Namespaced
+  versions:
+  - {name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, required: [spec], properties: {spec: {type: object}}}}}
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: clusteroperators.config.openshift.io}
+spec:
+  group: config.openshift.io
+  names: {kind: ClusterOperator, plural: clusteroperators}
+  scope: Cluster
+  versions:
+  - {name: v1, served: true, storage: true, subresources: {status: {}}, schema: {openAPIV3Schema: {type: object, required: [spec], properties: {spec: {type: object}, status: {type: object}}}}}
+`
+	const sm = "apiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata: {name: m, namespace: ns%s}\n"
+	const co = "apiVersion: config.openshift.io/v1\nkind: ClusterOperator\nmetadata: {name: dns}\n"
+	tests := []struct {
+		name, doc string
+		want      string // the one error; "" none
+	}{
+		{name: "applied: spec is required", doc: fmt.Sprintf(sm, ""), want: "spec: Required value"},
+		{name: "deleted: identity only", doc: fmt.Sprintf(sm, `, annotations: {release.openshift.io/delete: "true"}`)},
+		{name: "deleted: its identity is still checked", doc: "apiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata: {name: m, namespace: Bad_NS, annotations: {release.openshift.io/delete: \"true\"}}\n",
+			want: `metadata.namespace: "Bad_NS": a lowercase RFC 1123 label`},
+		{name: "a ClusterOperator is created with its spec", doc: co + "status: {versions: [{name: operator, version: 0.0.1-snapshot}]}\n"},
+		{name: "applied: an undeclared field is refused", doc: fmt.Sprintf(sm, "") + "spec: {}\nextra: 1\n", want: "extra: field not declared in the schema of ServiceMonitor"},
+		{name: "create-only: an undeclared field is dropped on create", doc: fmt.Sprintf(sm, `, annotations: {release.openshift.io/create-only: "true"}`) + "spec: {}\nextra: 1\n"},
+		{name: "create-only: the schema's rules hold", doc: fmt.Sprintf(sm, `, annotations: {release.openshift.io/create-only: "true"}`), want: "spec: Required value"},
+		{name: "a ClusterOperator is created: an undeclared field is dropped", doc: co + "spec: {}\nextra: 1\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			objs := append(parse(t, "crds.yaml", crds), parse(t, "obj.yaml", tc.doc)...)
+			var errs []string
+			for _, p := range apicheck.NewChecker(objs, nil).Check(objs[len(objs)-1]) {
+				if p.Severity == apicheck.Error {
+					errs = append(errs, p.String())
+				}
+			}
+			switch {
+			case tc.want == "" && len(errs) > 0:
+				t.Errorf("errors %q, want none", errs)
+			case tc.want != "" && (len(errs) != 1 || !strings.Contains(errs[0], tc.want)):
+				t.Errorf("errors %q, want one: %s", errs, tc.want)
+			}
+		})
 	}
 }

@@ -88,11 +88,12 @@ func compileCRD(obj *unstructured.Unstructured) *compiledCRD {
 
 // checkCustom checks a custom resource as the API server checks it on
 // create: the version must be served; unknown fields are refused
-// (server-side apply refuses them: "field not declared in schema"; a
-// POST would prune them silently); then defaulting, and the schema's
-// validation and list rules; the name must be a DNS subdomain and the
-// namespace match the scope.
-func (c *Checker) checkCustom(crd *manifest.Manifest, u *unstructured.Unstructured) []Problem {
+// (server-side apply refuses them: "field not declared in schema"), but
+// for an object only ever created (created: a POST prunes them, which is
+// a warning); then defaulting, and the schema's validation and list
+// rules; the name must be a DNS subdomain and the namespace match the
+// scope.
+func (c *Checker) checkCustom(crd *manifest.Manifest, u *unstructured.Unstructured, created bool) []Problem {
 	cc := c.compile(crd)
 	if cc.err != nil {
 		return nil // the CRD's own problems are reported on the CRD
@@ -136,6 +137,11 @@ func (c *Checker) checkCustom(crd *manifest.Manifest, u *unstructured.Unstructur
 	}
 	opts := structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true}
 	for _, p := range pruning.PruneWithOptions(obj, cv.structural, true, opts) {
+		if created {
+			out = append(out, Problem{Field: p, Severity: Warning,
+				Message: fmt.Sprintf("field not declared in the schema of %s (its CustomResourceDefinition %s): the server drops it when the object is created", u.GetKind(), crd.Position())})
+			continue
+		}
 		bad(p, "field not declared in the schema of %s (its CustomResourceDefinition %s): server-side apply refuses it", u.GetKind(), crd.Position())
 	}
 	applyDefaults(obj, cv.structural)

@@ -29,6 +29,9 @@ type ClusterConfig struct {
 	FeatureGate *configv1.FeatureGate
 	// Profile is data.profile of the cluster-profile ConfigMap, or "".
 	Profile string
+	// ClusterVersion is the cluster's ClusterVersion "version", or nil when
+	// not given: its spec.overrides exclude what they mark unmanaged.
+	ClusterVersion *configv1.ClusterVersion
 	// Objects are the objects as written in File, by identity, for
 	// components that need fields exactly as given (the typed objects above
 	// fill in zero values).
@@ -49,8 +52,8 @@ var (
 
 // ParseClusterConfig reads a --cluster-config file: a multi-document YAML of
 // config.openshift.io/v1 Infrastructure (required), Ingress and FeatureGate,
-// each named "cluster", and optionally the ConfigMap
-// openshift-config/cluster-profile. Objects are decoded strictly with the
+// each named "cluster", and optionally the ClusterVersion "version" and the
+// ConfigMap openshift-config/cluster-profile. Objects are decoded strictly with the
 // openshift/api types (unknown fields are errors) and enum values are
 // checked; every problem is reported as FILE#DOC: message.
 func ParseClusterConfig(file string, data []byte) (*ClusterConfig, error) {
@@ -99,6 +102,15 @@ func ParseClusterConfig(file string, data []byte) (*ClusterConfig, error) {
 			if err := decodeStrict(m.Obj.Object, target); err != nil {
 				fail(m, "%v", err)
 			}
+		case gk.Group == configv1.GroupName && gk.Kind == "ClusterVersion":
+			if m.GVK.Version != "v1" || m.Obj.GetName() != "version" {
+				fail(m, "want config.openshift.io/v1 ClusterVersion named \"version\"")
+				continue
+			}
+			c.ClusterVersion = &configv1.ClusterVersion{}
+			if err := decodeStrict(m.Obj.Object, c.ClusterVersion); err != nil {
+				fail(m, "%v", err)
+			}
 		case gk.Group == "" && gk.Kind == "ConfigMap" && m.Obj.GetNamespace() == "openshift-config" && m.Obj.GetName() == "cluster-profile":
 			data, _ := m.Obj.Object["data"].(map[string]any)
 			p, ok := data["profile"].(string)
@@ -108,7 +120,7 @@ func ParseClusterConfig(file string, data []byte) (*ClusterConfig, error) {
 			}
 			c.Profile = p
 		default:
-			fail(m, "unexpected object: want config.openshift.io/v1 Infrastructure, Ingress, FeatureGate or ConfigMap openshift-config/cluster-profile")
+			fail(m, "unexpected object: want config.openshift.io/v1 Infrastructure, Ingress, FeatureGate, ClusterVersion or ConfigMap openshift-config/cluster-profile")
 		}
 	}
 	if c.Infrastructure == nil && len(errs) == 0 {

@@ -23,3 +23,27 @@ func TestParseClusterConfigErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestParseClusterConfigClusterVersion: the ClusterVersion "version" is
+// read (its overrides exclude objects from the plan); another name is an
+// error naming the file and document.
+func TestParseClusterConfigClusterVersion(t *testing.T) {
+	const infra = "apiVersion: config.openshift.io/v1\nkind: Infrastructure\nmetadata: {name: cluster}\n---\n"
+	c, err := ParseClusterConfig("cc.yaml", []byte(infra+`apiVersion: config.openshift.io/v1
+kind: ClusterVersion
+metadata: {name: version}
+spec:
+  clusterID: 6d1f3e6a-0000-4000-8000-000000000000
+  overrides: [{kind: Deployment, group: apps, namespace: ns, name: op, unmanaged: true}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := c.ClusterVersion.Spec.Overrides; len(o) != 1 || !o[0].Unmanaged || o[0].Name != "op" {
+		t.Errorf("overrides %+v", o)
+	}
+	_, err = ParseClusterConfig("cc.yaml", []byte(infra+"apiVersion: config.openshift.io/v1\nkind: ClusterVersion\nmetadata: {name: other}\n"))
+	if err == nil || !strings.Contains(err.Error(), `cc.yaml#1: ClusterVersion.config.openshift.io/other: want config.openshift.io/v1 ClusterVersion named "version"`) {
+		t.Errorf("err = %v", err)
+	}
+}

@@ -54,6 +54,10 @@ type Selector struct {
 	Overrides []configv1.ComponentOverride
 }
 
+// ReasonOverridden is the Reason of a manifest an unmanaged override
+// excludes (library-go's word), when nothing else excludes it.
+const ReasonOverridden = "overridden"
+
 // Decision is the outcome of Selector.Include for one manifest.
 type Decision struct {
 	// Included is true when the cluster gets the manifest.

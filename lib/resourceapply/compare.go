@@ -20,17 +20,64 @@ var ignoredMetadata = map[string]bool{
 
 // InSync reports whether applying required to live would change nothing:
 // every field required sets (less status and server-set metadata) has the
-// same value in live, and every field that fieldManager owns in live
-// through server-side apply is still in required (so nothing would be
-// removed). When it is not, the string says where they first differ.
+// same value in live, every field that fieldManager owns in live through
+// server-side apply is still in required (so nothing would be removed),
+// and no other manager set a field where the cluster-version operator's
+// merge would take it out again (merge rules: an environment variable
+// added to a container, a field added to a custom resource's spec; see
+// docs/apply.md). When it is not, the string says where they first differ.
 //
 // Values compare semantically: numbers by value (1 and 1.0 are equal), and a
 // field that required sets to null, false, 0, "", {} or [] matches a field
-// live leaves out (the server drops empty values). Lists must have the same
-// length and match element by element. A false "not in sync" only costs a
-// server-side apply that changes nothing; a false "in sync" would skip a
-// write, so the comparison errs on the side of writing.
+// live leaves out (the server drops empty values). Lists match element by
+// element, by key where the CVO's merge matches them by key (containers
+// and environment variables by name, volume mounts by path), by value where
+// it only adds what is missing (tolerations), else by index with the same
+// length. A false "not in sync" only costs a write that changes nothing; a
+// false "in sync" would skip a write, so the comparison errs on the side
+// of writing.
 func InSync(required, live *unstructured.Unstructured, fieldManager string) (bool, string) {
+	d := compare(required, live, fieldManager)
+	switch {
+	case d.apply != "":
+		return false, d.apply
+	case len(d.removals) > 0:
+		r := d.removals[0]
+		who := r.manager
+		if who == "" {
+			who = "another writer"
+		}
+		return false, r.String() + ": set by " + who + ", which the CVO's merge removes"
+	}
+	return true, ""
+}
+
+// drift is what applying required to a live object would change.
+type drift struct {
+	// apply says where required's fields differ from live's, or which
+	// field the Manager owned left required: a server-side apply is
+	// needed. Empty: none is.
+	apply string
+	// removals are what other managers set where the CVO's merge would
+	// not leave it.
+	removals []removal
+}
+
+func (d drift) inSync() bool { return d.apply == "" && len(d.removals) == 0 }
+
+// compare says what applying required to live would change.
+func compare(required, live *unstructured.Unstructured, fieldManager string) drift {
+	d := drift{removals: removals(required, live, fieldManager)}
+	if ok, where := applied(required, live, fieldManager); !ok {
+		d.apply = where
+	}
+	return d
+}
+
+// applied reports whether live holds every field of required with its
+// value, and nothing fieldManager applied that required no longer sets.
+func applied(required, live *unstructured.Unstructured, fieldManager string) (bool, string) {
+	ru := mergeRules(required)
 	for k, rv := range required.Object {
 		switch k {
 		case "apiVersion", "kind", "status":
@@ -38,12 +85,13 @@ func InSync(required, live *unstructured.Unstructured, fieldManager string) (boo
 		case "metadata":
 			rm, _ := rv.(map[string]any)
 			lm, _ := live.Object["metadata"].(map[string]any)
+			mr := ru.child("metadata", true)
 			for mk, mv := range rm {
 				if ignoredMetadata[mk] {
 					continue
 				}
-				if ok, where := subset(mv, lookup(lm, mk), "metadata."+mk); !ok {
-					return false, where
+				if ok, where := subsetRule(mv, lookup(lm, mk), mr.child(mk, true)); !ok {
+					return false, "metadata." + mk + where
 				}
 			}
 			continue
@@ -55,8 +103,8 @@ func InSync(required, live *unstructured.Unstructured, fieldManager string) (boo
 			}
 			return false, k + ": missing"
 		}
-		if ok, where := subset(rv, lv, k); !ok {
-			return false, where
+		if ok, where := subsetRule(rv, lv, ru.child(k, true)); !ok {
+			return false, k + where
 		}
 	}
 	fields := ownedFields(live, fieldManager)
@@ -76,8 +124,17 @@ func lookup(m map[string]any, k string) any {
 	return m[k]
 }
 
-// subset reports whether every field of r has the same value in l.
+// subset reports whether every field of r has the same value in l; when
+// not, the string says where, below path.
 func subset(r, l any, path string) (bool, string) {
+	ok, where := subsetRule(r, l, nil)
+	return ok, path + where
+}
+
+// subsetRule is subset with lists matched as the merge rule ru says. The
+// string says where they differ, relative to r (".a[2].b: differs"): built
+// only on the way back from a difference.
+func subsetRule(r, l any, ru *rule) (bool, string) {
 	if r == nil {
 		return true, ""
 	}
@@ -85,45 +142,83 @@ func subset(r, l any, path string) (bool, string) {
 		if isEmpty(r) {
 			return true, ""
 		}
-		return false, path + ": missing"
+		return false, ": missing"
 	}
 	switch rv := r.(type) {
 	case map[string]any:
 		lv, ok := l.(map[string]any)
 		if !ok {
-			return false, path + ": not an object"
+			return false, ": not an object"
 		}
 		for k, v := range rv {
-			if ok, where := subset(v, lv[k], path+"."+k); !ok {
-				return false, where
+			if ok, where := subsetRule(v, lv[k], ru.child(k, true)); !ok {
+				return false, "." + k + where
 			}
 		}
 		return true, ""
 	case []any:
 		lv, ok := l.([]any)
 		if !ok {
-			return false, path + ": not a list"
+			return false, ": not a list"
 		}
-		if len(rv) != len(lv) {
-			return false, fmt.Sprintf("%s: %d items, live has %d", path, len(rv), len(lv))
-		}
-		for i := range rv {
-			if ok, where := subset(rv[i], lv[i], fmt.Sprintf("%s[%d]", path, i)); !ok {
-				return false, where
-			}
-		}
-		return true, ""
+		return subsetList(rv, lv, ru)
 	}
 	if rn, ok := number(r); ok {
 		if ln, ok := number(l); ok && rn == ln {
 			return true, ""
 		}
-		return false, path + ": differs"
+		return false, ": differs"
 	}
 	if reflect.DeepEqual(r, l) {
 		return true, ""
 	}
-	return false, path + ": differs"
+	return false, ": differs"
+}
+
+// subsetList matches the elements of list r in l: by key when ru has one
+// (elements l has beyond r's are for removals to judge), by value when ru
+// keeps what r lacks, else by index, with the same length.
+func subsetList(r, l []any, ru *rule) (bool, string) {
+	switch {
+	case ru != nil && ru.key != nil:
+		el := ru.element()
+		for j, i := range matchRequired(r, l, ru.key) {
+			if i < 0 {
+				return false, fmt.Sprintf("[%d]: missing", j)
+			}
+			if ok, where := subsetRule(r[j], l[i], el); !ok {
+				return false, fmt.Sprintf("[%d]%s", j, where)
+			}
+		}
+		return true, ""
+	case ru != nil && ru.keep:
+		for j := range r {
+			if !containsSubset(l, r[j]) {
+				return false, fmt.Sprintf("[%d]: missing", j)
+			}
+		}
+		return true, ""
+	}
+	if len(r) != len(l) {
+		return false, fmt.Sprintf(": %d items, live has %d", len(r), len(l))
+	}
+	el := ru.element()
+	for i := range r {
+		if ok, where := subsetRule(r[i], l[i], el); !ok {
+			return false, fmt.Sprintf("[%d]%s", i, where)
+		}
+	}
+	return true, ""
+}
+
+// containsSubset reports whether some element of l holds every field of want.
+func containsSubset(l []any, want any) bool {
+	for _, el := range l {
+		if ok, _ := subset(want, el, ""); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // isEmpty reports null, false, 0, "", [] and objects whose fields are all

@@ -117,10 +117,16 @@ func TestInSync(t *testing.T) {
 			c[0].(map[string]any)["image"] = "quay.io/op:2"
 			_ = unstructured.SetNestedSlice(u.Object, c, "spec", "template", "spec", "containers")
 		}, where: "spec.template.spec.containers[0].image: differs"},
-		{name: "a list has another length", required: requiredDeployment, live: func(u *unstructured.Unstructured) {
+		{name: "a list the CVO replaces has another length", required: strings.Replace(requiredDeployment, "image: quay.io/op:1", "image: quay.io/op:1\n        args: [a]", 1), live: func(u *unstructured.Unstructured) {
 			c, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
-			_ = unstructured.SetNestedSlice(u.Object, append(c, map[string]any{"name": "sidecar"}), "spec", "template", "spec", "containers")
-		}, where: "spec.template.spec.containers: 1 items, live has 2"},
+			c[0].(map[string]any)["args"] = []any{"a", "b"}
+			_ = unstructured.SetNestedSlice(u.Object, c, "spec", "template", "spec", "containers")
+		}, where: "spec.template.spec.containers[0].args: 1 items, live has 2"},
+		{name: "a container another manager added", required: requiredDeployment, live: func(u *unstructured.Unstructured) {
+			c, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
+			_ = unstructured.SetNestedSlice(u.Object, append(c, map[string]any{"name": "sidecar", "image": "x"}), "spec", "template", "spec", "containers")
+			addManager(t, u, "kubectl-edit", `{f:spec: {f:template: {f:spec: {f:containers: {'k:{"name":"sidecar"}': {.: {}, f:image: {}, f:name: {}}}}}}}`)
+		}, where: "spec.template.spec.containers[sidecar]: set by kubectl-edit, which the CVO's merge removes"},
 		{name: "an annotation is missing", required: requiredDeployment, live: func(u *unstructured.Unstructured) {
 			u.SetAnnotations(map[string]string{"deployment.kubernetes.io/revision": "1"})
 		}, where: "metadata.annotations.a: missing"},

@@ -16,10 +16,18 @@
 // classified Reason and the cause.
 //
 // Apply reads the live object first and writes only when the payload's
-// fields differ from it or a field it owned left the payload (InSync), so
-// applying an unchanged payload again makes no write requests and leaves
-// every resourceVersion as it was; an object in a namespace the Manager
-// created is known to be new and is not read. Told of the apply's objects
+// fields differ from it, a field it owned left the payload, or another
+// field manager set a field where the cluster-version operator's merge
+// would not leave it (InSync; the CVO's merge per kind is data, in
+// merge_rules.go), so applying an unchanged payload again makes no write
+// requests and leaves every resourceVersion as it was; an object in a
+// namespace the Manager created is known to be new and is not read. What
+// differs is written by server-side apply; what another manager added
+// where the CVO would take it out is removed by a JSON patch that tests
+// each value first. A Deployment or DaemonSet annotated
+// config.openshift.io/inject-proxy gets the cluster's proxy settings first,
+// as the CVO gives them. Absent says, before anything is written, which
+// kinds and namespaces the objects need that the server lacks. Told of the apply's objects
 // (ExpectObjects), it reads a kind with several of them by one bounded
 // LIST instead of a GET each, never listing Secrets; DiffAll reads the
 // same way. Objects of built-in kinds are seen through their Go types

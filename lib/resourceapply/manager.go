@@ -95,6 +95,8 @@ type Manager struct {
 	// estab is closed, and replaced, when a CustomResourceDefinition
 	// became established (established); nil until asked for.
 	estab chan struct{}
+	// proxy is the cluster's Proxy as this run read it (withProxy).
+	proxy *proxyRead
 }
 
 // NewManager returns a Manager for the cluster cfg points at. It shares one
@@ -168,6 +170,7 @@ func New(client dynamic.Interface, mapper meta.ResettableRESTMapper, opts Option
 		listMin:            listMin,
 		listMaxBytes:       listMaxBytes,
 		lister:             dynamicLister(client),
+		proxy:              &proxyRead{},
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/payload-apply/payload-apply/lib/manifest"
@@ -100,7 +101,10 @@ func (m *Manager) apply(ctx context.Context, obj *unstructured.Unstructured, opt
 		// Objects of its kind waiting for it must not wait out TypeWait
 		// for a CustomResourceDefinition that will not come.
 		defer func() {
-			if err != nil && ReasonOf(err) != ReasonCanceled {
+			switch {
+			case err == nil:
+				m.noteFailedKind(k, nil)
+			case ReasonOf(err) != ReasonCanceled:
 				m.noteFailedKind(k, err)
 			}
 		}()
@@ -123,6 +127,9 @@ func (m *Manager) apply(ctx context.Context, obj *unstructured.Unstructured, opt
 	required, err := prepare(known, mapping)
 	if err != nil {
 		return change, &ApplyError{Object: id, Verb: "apply", Reason: ReasonInvalid, Err: err}
+	}
+	if required, err = m.withProxy(ctx, required, opts); err != nil {
+		return change, m.proxyFailed(ctx, id, err)
 	}
 	if len(dropped) > 0 {
 		change.Message = "dropped fields its type does not have: " + strings.Join(dropped, ", ")
@@ -239,18 +246,14 @@ func (m *Manager) apply(ctx context.Context, obj *unstructured.Unstructured, opt
 			change.Action = Configured
 		}
 	default:
-		if ok, _ := InSync(required, live, m.fieldManager); ok {
+		d := compare(required, live, m.fieldManager)
+		if d.inSync() {
 			change.Action = Unchanged
 			break
 		}
 		wrote = true
-		applied, err := m.serverSideApply(ctx, ri, required, opts)
-		if err != nil {
+		if change, current, err = m.update(ctx, change, ri, required, live, d, opts); err != nil {
 			return m.failWrite(ctx, change, "apply", err, opts)
-		}
-		change.Action, current = Configured, applied
-		if applied.GetResourceVersion() == live.GetResourceVersion() {
-			change.Action = Unchanged
 		}
 	}
 
@@ -324,18 +327,112 @@ func (m *Manager) updateRaced(ctx context.Context, change Change, ri dynamic.Res
 		}
 		return change, nil, false, err
 	}
-	if ok, _ := InSync(required, live, m.fieldManager); ok {
+	change.Message = joinMessages(change.Message, "created by another writer meanwhile")
+	d := compare(required, live, m.fieldManager)
+	if d.inSync() {
 		change.Action = Unchanged
-		change.Message = joinMessages(change.Message, "created by another writer meanwhile")
 		return change, live, true, nil
 	}
-	applied, err := m.serverSideApply(ctx, ri, required, opts)
+	change, current, err := m.update(ctx, change, ri, required, live, d, opts)
 	if err != nil {
 		return change, nil, false, err
 	}
-	change.Action = Configured
-	change.Message = joinMessages(change.Message, "created by another writer meanwhile")
-	return change, applied, true, nil
+	return change, current, true, nil
+}
+
+// update makes live, which differs from required as d says, what the CVO's
+// merge would leave: a server-side apply when a field of required differs
+// (or one the Manager applied left it), then a JSON patch removing what
+// other managers set where the CVO's merge would not leave it (repair).
+// The Change says Configured when either changed the object; the error is
+// the write's, for the caller to wrap.
+func (m *Manager) update(ctx context.Context, change Change, ri dynamic.ResourceInterface, required, live *unstructured.Unstructured, d drift, opts ApplyOptions) (Change, *unstructured.Unstructured, error) {
+	current := live
+	change.Action = Unchanged
+	if d.apply != "" {
+		applied, err := m.serverSideApply(ctx, ri, required, opts)
+		if err != nil {
+			return change, nil, err
+		}
+		current = applied
+		d.removals = removals(required, applied, m.fieldManager)
+	}
+	if len(d.removals) > 0 {
+		repaired, done, err := m.repair(ctx, ri, required, current, d.removals, opts)
+		if err != nil {
+			return change, nil, err
+		}
+		current = repaired
+		if len(done) > 0 {
+			change.Message = joinMessages(change.Message, removedMessage(done))
+		}
+	}
+	if current.GetResourceVersion() != live.GetResourceVersion() {
+		change.Action = Configured
+	}
+	return change, current, nil
+}
+
+// repairAttempts bounds the JSON patches of one repair: a patch whose
+// tests fail (the object changed since it was read) is computed again
+// from the object read again.
+const repairAttempts = 3
+
+// repair removes rs from current with a JSON patch that tests each value
+// first, as the CVO's merge would have left the object without them. It
+// returns the object and what was removed.
+func (m *Manager) repair(ctx context.Context, ri dynamic.ResourceInterface, required, current *unstructured.Unstructured, rs []removal, opts ApplyOptions) (*unstructured.Unstructured, []removal, error) {
+	for attempt := 1; ; attempt++ {
+		body, err := jsonPatch(rs)
+		if err != nil {
+			return nil, nil, err
+		}
+		var patched *unstructured.Unstructured
+		err = retry(ctx, opts.Retry, func() error {
+			var err error
+			patched, err = ri.Patch(ctx, current.GetName(), types.JSONPatchType, body,
+				metav1.PatchOptions{FieldManager: m.fieldManager, DryRun: dryRun(opts)})
+			return err
+		})
+		if err == nil {
+			return patched, rs, nil
+		}
+		if !apierrors.IsInvalid(err) || attempt == repairAttempts {
+			return nil, nil, err
+		}
+		// A test failed: someone changed the object since it was read.
+		if current, err = m.get(ctx, ri, current.GetName(), opts); err != nil || current == nil {
+			if err == nil {
+				err = fmt.Errorf("deleted while being repaired")
+			}
+			return nil, nil, err
+		}
+		if rs = removals(required, current, m.fieldManager); len(rs) == 0 {
+			return current, nil, nil
+		}
+	}
+}
+
+// removedMessage says what a repair removed, and who had set it.
+func removedMessage(rs []removal) string {
+	const most = 5
+	var b strings.Builder
+	b.WriteString("removed what the CVO's merge would not leave: ")
+	for i, r := range rs {
+		if i == most {
+			fmt.Fprintf(&b, " and %d more", len(rs)-most)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		who := r.manager
+		if who == "" {
+			who = "another writer"
+		}
+		fmt.Fprintf(&b, "%s (set by %s)", r, who)
+	}
+	return b.String()
 }
 
 // create POSTs required, as its Go type encodes it when the scheme knows

@@ -161,10 +161,15 @@ func (m *Manager) createdKind(gk schema.GroupKind) bool {
 
 // noteFailedKind remembers that the CustomResourceDefinition of gk could
 // not be applied (or did not become Established), and why: the objects of
-// gk waiting for their API stop waiting (mapFor).
+// gk waiting for their API stop waiting (mapFor). A nil err forgets it
+// (the CustomResourceDefinition went in since).
 func (m *Manager) noteFailedKind(gk schema.GroupKind, err error) {
 	m.mu.Lock()
-	m.failedKinds[gk] = err
+	if err == nil {
+		delete(m.failedKinds, gk)
+	} else {
+		m.failedKinds[gk] = err
+	}
 	m.mu.Unlock()
 }
 

@@ -74,7 +74,10 @@ type Preview struct {
 //     its share of a list as Apply reads: see ExpectObjects) and no dry
 //     run; else a server-side dry-run apply with the Manager's field
 //     manager (a dry-run create when it is missing), whose result is
-//     Merged.
+//     Merged, less what other managers set where the CVO's merge would
+//     not leave it (what Apply's repair removes; the Message names it).
+//     When only that differs, Merged is the live object less it, with no
+//     dry run.
 //
 // An object whose kind or namespace the server lacks but the plan creates
 // (ExpectKinds, ExpectNamespaces) is reported as to be created, as the
@@ -114,6 +117,9 @@ func (m *Manager) Diff(ctx context.Context, obj *unstructured.Unstructured, opts
 	required, err := m.required(obj, mapping)
 	if err != nil {
 		return fail(&ApplyError{Object: id, Verb: "apply", Reason: ReasonInvalid, Err: err})
+	}
+	if required, err = m.withProxy(ctx, required, aopts); err != nil {
+		return fail(m.proxyFailed(ctx, id, err))
 	}
 	ri := m.resource(mapping, required.GetNamespace())
 	live, _, err := m.read(ctx, mapping, ri, required.GetNamespace(), required.GetName(), aopts)
@@ -160,13 +166,21 @@ func (m *Manager) Diff(ctx context.Context, obj *unstructured.Unstructured, opts
 			p.Action, p.Merged, p.Message = Skipped, nil, "create-only: exists"
 		}
 	default:
-		if ok, _ := InSync(required, live, m.fieldManager); ok {
+		d := compare(required, live, m.fieldManager)
+		if d.inSync() {
 			p.Action, p.Merged = Unchanged, live
 			break
 		}
-		merged, err := m.serverSideApply(ctx, ri, required, aopts)
-		if err != nil {
-			return fail(m.fail(ctx, id, "dry-run apply", err))
+		merged := live
+		if d.apply != "" {
+			if merged, err = m.serverSideApply(ctx, ri, required, aopts); err != nil {
+				return fail(m.fail(ctx, id, "dry-run apply", err))
+			}
+			d.removals = removals(required, merged, m.fieldManager)
+		}
+		if len(d.removals) > 0 {
+			merged = withoutRemovals(merged, d.removals)
+			p.Message = removedMessage(d.removals)
 		}
 		p.Action, p.Merged = Configured, merged
 	}

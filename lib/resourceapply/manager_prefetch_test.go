@@ -212,3 +212,22 @@ func TestPrefetchFailed(t *testing.T) {
 		t.Errorf("%d lists, want 2 (the failed prefetch, the read's)", n)
 	}
 }
+
+// TestFailedKindsAreForgotten: a CustomResourceDefinition that failed
+// (a timeout on a loaded server) stops its kind's objects in that apply
+// only: the next run (the operator's next pass) and a later success
+// forget it, so that a pass does not fail on an old failure forever.
+func TestFailedKindsAreForgotten(t *testing.T) {
+	m := New(nil, prefetchMapper(), Options{})
+	gk := schema.GroupKind{Group: "example.com", Kind: "Widget"}
+	m.noteFailedKind(gk, errors.New("timeout"))
+	m.NewRun()
+	if err := m.failedKind(gk); err != nil {
+		t.Errorf("after NewRun: %v", err)
+	}
+	m.noteFailedKind(gk, errors.New("timeout"))
+	m.noteFailedKind(gk, nil)
+	if err := m.failedKind(gk); err != nil {
+		t.Errorf("after the CRD went in: %v", err)
+	}
+}

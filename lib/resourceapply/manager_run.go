@@ -9,7 +9,8 @@ import (
 // NewRun starts another apply with this Manager: it forgets what holds
 // only within one apply (the kinds, namespaces and objects it was told to
 // expect, the namespaces and CustomResourceDefinitions it saw or created,
-// what a dry run would have created, the lists it read), so that a
+// what a dry run would have created, the lists it read, the kinds whose
+// CustomResourceDefinition failed, the cluster's Proxy), so that a
 // long-lived Manager (the operator's, which applies the same payload every
 // few minutes) reads every object again instead of trusting what an
 // earlier apply saw: a namespace deleted since, an object in a namespace it
@@ -27,8 +28,10 @@ func (m *Manager) NewRun() {
 	m.namespaces = map[string]bool{}
 	m.appliedInCreated = map[manifest.ID]bool{}
 	m.createdKinds = map[schema.GroupKind]bool{}
+	m.failedKinds = map[schema.GroupKind]error{}
 	m.planned = map[schema.GroupVersionKind]*plannedKind{}
 	m.lists = map[listKey]*listEntry{}
 	m.tooBig = map[schema.GroupVersionResource]bool{}
 	m.overLists = map[listKey]bool{}
+	m.proxy = &proxyRead{}
 }

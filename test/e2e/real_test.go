@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/restmapper"
 
 	"github.com/payload-apply/payload-apply/internal/realpayload"
+	"github.com/payload-apply/payload-apply/lib/manifest"
 	"github.com/payload-apply/payload-apply/test/apiserver"
 )
 
@@ -280,6 +281,41 @@ func TestApplyRealPayload(t *testing.T) {
 		}
 	})
 
+	t.Run("what is missing is said at once, grouped, before the first write", func(t *testing.T) {
+		// Every object that fails for want of its kind or namespace is
+		// named by a "missing" event before the first task (an object of
+		// a missing kind in a missing namespace under both), and nothing
+		// else is.
+		missing := map[string]bool{}
+		tasks := 0
+		for _, e := range events {
+			switch e.Event {
+			case "missing":
+				if tasks > 0 {
+					t.Errorf("missing %s after %d tasks", e.Message, tasks)
+				}
+				if e.Total != len(e.Pending) || (e.Reason != "ResourceTypeMissing" && e.Reason != "NamespaceMissing") {
+					t.Errorf("missing %s: %s, total %d, %d objects", e.Message, e.Reason, e.Total, len(e.Pending))
+				}
+				for _, p := range e.Pending {
+					missing[p.Object] = true
+				}
+			case "task":
+				tasks++
+			}
+		}
+		failed := map[string]bool{}
+		for _, e := range events {
+			if e.Event == "task" && e.Action == "Failed" {
+				gvk := schema.FromAPIVersionAndKind(e.APIVersion, e.Kind)
+				failed[manifest.ID{Group: gvk.Group, Kind: e.Kind, Namespace: e.Namespace, Name: e.Name}.String()] = true
+			}
+		}
+		if diff := cmp.Diff(failed, missing); diff != "" || len(failed) == 0 {
+			t.Errorf("failed objects (-) and those named missing (+):\n%s", diff)
+		}
+	})
+
 	t.Run("a second apply writes nothing", func(t *testing.T) {
 		before := c.resourceVersions(t, objs)
 		r2 := cli(t, t.Context(), "apply", "--kubeconfig="+s.Kubeconfig, "--payload="+realpayload.Dir(t), "-o", "json")
@@ -361,6 +397,93 @@ func TestApplyRealPayload(t *testing.T) {
 			t.Errorf("%s: %v", cm.object(), err)
 		}
 	})
+
+	t.Run("drift the CVO's merge repairs, and what it leaves", func(t *testing.T) { testCVOMergeRepairs(t, s, c) })
+}
+
+// testCVOMergeRepairs: drift that the CVO's merge repairs, made with
+// kubectl (an environment variable added with set env, a label's and an
+// annotation's value changed, a rule added to a Role by a JSON patch), is
+// shown by diff and repaired by one apply, one write per object; what the
+// CVO leaves alone (a restart annotation on the pod template, a new label)
+// stays; a second apply writes nothing.
+func testCVOMergeRepairs(t *testing.T, s *apiserver.Server, c *cluster) {
+	ctx := t.Context()
+	const ns = "openshift-dns-operator"
+	k := func(args ...string) {
+		t.Helper()
+		if out, err := s.Kubectl(ctx, args...).CombinedOutput(); err != nil {
+			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	k("-n", ns, "set", "env", "deployment/dns-operator", "FOO=bar")
+	k("label", "--overwrite", "namespace", ns, "openshift.io/cluster-monitoring=false")
+	k("-n", ns, "annotate", "--overwrite", "service", "metrics", "service.beta.openshift.io/serving-cert-secret-name=other")
+	k("-n", ns, "patch", "role", "dns-operator", "--type=json", `-p=[{"op":"add","path":"/rules/-","value":{"apiGroups":[""],"resources":["secrets"],"verbs":["get"]}}]`)
+	// Left alone, as the CVO leaves them.
+	k("-n", ns, "rollout", "restart", "deployment/dns-operator")
+	k("label", "namespace", ns, "team=dns")
+
+	kc, payload := "--kubeconfig="+s.Kubeconfig, "--payload="+realpayload.Dir(t)
+	r := cli(t, ctx, "diff", kc, payload)
+	// 2: the kinds and namespaces this cluster lacks fail, each named;
+	// the other objects are compared.
+	if r.Code != 2 || strings.Count(r.Stderr, "error: ") != strings.Count(r.Stderr, "missing: ") {
+		t.Fatalf("diff: exit %d, want 2 with only kinds and namespaces missing:\n%s", r.Code, r.Stderr)
+	}
+	want := []string{"a/apps/Deployment/" + ns + "/dns-operator", "b/apps/Deployment/" + ns + "/dns-operator",
+		"a/core/Namespace/" + ns, "b/core/Namespace/" + ns, "a/core/Service/" + ns + "/metrics", "b/core/Service/" + ns + "/metrics",
+		"a/rbac.authorization.k8s.io/Role/" + ns + "/dns-operator", "b/rbac.authorization.k8s.io/Role/" + ns + "/dns-operator"}
+	got := changedObjects(r.Stdout)
+	sort.Strings(want)
+	sort.Strings(got)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("diff shows (-want +got):\n%s\n%s", diff, r.Stdout)
+	}
+	if !strings.Contains(r.Stdout, "-        - name: FOO") || strings.Contains(r.Stdout, "-    team: dns") {
+		t.Errorf("diff does not show FOO removed, or removes the label the CVO leaves:\n%s", r.Stdout)
+	}
+
+	r = cli(t, ctx, "apply", kc, payload, "-o", "json")
+	ev := parseEvents(t, r.Stdout)
+	changed := map[string]string{}
+	for _, e := range ev {
+		if e.Event == "task" && e.Action != "Unchanged" && e.Action != "Skipped" && e.Action != "Failed" {
+			changed[e.object()] = e.Action
+		}
+	}
+	wantChanged := map[string]string{"Deployment/" + ns + "/dns-operator": "Configured", "Namespace/" + ns: "Configured",
+		"Service/" + ns + "/metrics": "Configured", "Role/" + ns + "/dns-operator": "Configured"}
+	if diff := cmp.Diff(wantChanged, changed); diff != "" {
+		t.Errorf("apply changed (-want +got):\n%s", diff)
+	}
+	if sum := summaryOf(t, ev); sum.Requests.ByVerb["PATCH"] != 4 || sum.Requests.Writes != 4 {
+		t.Errorf("apply wrote %v, want 4 PATCH (one per object)", sum.Requests.ByVerb)
+	}
+	dep := c.get(t, "apps/v1", "Deployment", ns, "dns-operator")
+	containers, _, _ := unstructured.NestedSlice(dep.Object, "spec", "template", "spec", "containers")
+	env, _, _ := unstructured.NestedSlice(containers[0].(map[string]any), "env")
+	if len(env) != 4 {
+		t.Errorf("env %v, want the payload's 4 variables", env)
+	}
+	if _, found, _ := unstructured.NestedString(dep.Object, "spec", "template", "metadata", "annotations", "kubectl.kubernetes.io/restartedAt"); !found {
+		t.Error("the restart annotation was removed")
+	}
+	nsObj := c.get(t, "v1", "Namespace", "", ns)
+	if l := nsObj.GetLabels(); l["openshift.io/cluster-monitoring"] != "true" || l["team"] != "dns" {
+		t.Errorf("namespace labels %v, want the payload's value back and team=dns kept", l)
+	}
+	if a := c.get(t, "v1", "Service", ns, "metrics").GetAnnotations()["service.beta.openshift.io/serving-cert-secret-name"]; a != "metrics-tls" {
+		t.Errorf("service annotation %q, want metrics-tls", a)
+	}
+	if rules, _, _ := unstructured.NestedSlice(c.get(t, "rbac.authorization.k8s.io/v1", "Role", ns, "dns-operator").Object, "rules"); len(rules) != 2 {
+		t.Errorf("role rules %v, want the payload's 2", rules)
+	}
+
+	r = cli(t, ctx, "apply", kc, payload, "-o", "json")
+	if sum := summaryOf(t, parseEvents(t, r.Stdout)); sum.Requests.Writes != 0 {
+		t.Errorf("apply again: %v, want no write", sum.Requests.ByVerb)
+	}
 }
 
 // driftTargets picks a Deployment and a ConfigMap that the first apply

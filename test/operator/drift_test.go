@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/payload-apply/payload-apply/test/apiserver"
 )
 
@@ -132,6 +134,64 @@ func testDrift(t *testing.T) {
 		if !strings.Contains(log, want) {
 			t.Errorf("the log does not say %s", want)
 		}
+	}
+	testMergeDrift(t, s, r)
+}
+
+// testMergeDrift: drift the CVO's merge repairs and server-side apply
+// alone would keep (an environment variable kubectl set env adds, a
+// label's and an annotation's value, a rule another manager adds to a
+// Role) is repaired by one pass, one write per object; what the CVO
+// leaves alone (a restart annotation on the pod template, a new label)
+// stays; then three passes write nothing.
+func testMergeDrift(t *testing.T, s *apiserver.Server, r *replica) {
+	agent := "operator/" + r.name
+	const ns = "openshift-dns-operator"
+	edited := time.Now()
+	kubectl(t, s, "-n", ns, "set", "env", "deployment/dns-operator", "FOO=bar")
+	kubectl(t, s, "label", "--overwrite", "namespace", ns, "openshift.io/cluster-monitoring=false", "team=dns")
+	kubectl(t, s, "-n", ns, "annotate", "--overwrite", "service", "metrics", "service.beta.openshift.io/serving-cert-secret-name=other")
+	kubectl(t, s, "-n", ns, "patch", "role", "dns-operator", "--type=json", `-p=[{"op":"add","path":"/rules/-","value":{"apiGroups":[""],"resources":["secrets"],"verbs":["get"]}}]`)
+	kubectl(t, s, "-n", ns, "rollout", "restart", "deployment/dns-operator")
+	get := func(args ...string) string { return kubectl(t, s, append([]string{"-n", ns, "get"}, args...)...) }
+	repaired := waitFor(t, 2*resync+30*time.Second, "the merge's drift repaired", func() bool {
+		return !strings.Contains(get("deployment", "dns-operator", "-o", "jsonpath={.spec.template.spec.containers[0].env[*].name}"), "FOO") &&
+			get("namespace", ns, "-o", `jsonpath={.metadata.labels.openshift\.io/cluster-monitoring}`) == "true" &&
+			get("service", "metrics", "-o", `jsonpath={.metadata.annotations.service\.beta\.openshift\.io/serving-cert-secret-name}`) == "metrics-tls" &&
+			len(strings.Fields(get("role", "dns-operator", "-o", "jsonpath={.rules[*].apiGroups}"))) == 2
+	})
+	t.Logf("the merge's drift repaired %s after the edits", repaired.Round(10*time.Millisecond))
+	if bound := resync + resync/5 + 10*time.Second; repaired > bound {
+		t.Errorf("repaired after %s, want within one resync and a pass (%s)", repaired, bound)
+	}
+	if get("namespace", ns, "-o", "jsonpath={.metadata.labels.team}") != "dns" ||
+		get("deployment", "dns-operator", "-o", `jsonpath={.spec.template.metadata.annotations.kubectl\.kubernetes\.io/restartedAt}`) == "" {
+		t.Error("the repair removed the new label or the restart annotation, which the CVO leaves")
+	}
+	// One write per object, by one pass.
+	count := map[string]int{}
+	waitFor(t, 2*resync+30*time.Second, "the repairing pass's writes in the audit log", func() bool {
+		count = map[string]int{}
+		for _, e := range writes(t, sharedAuditLog(), agent, edited) {
+			if e.object() != "config.openshift.io/clusterversions//version/status" {
+				count[e.object()]++
+			}
+		}
+		return len(count) >= 4
+	})
+	want := map[string]int{"apps/deployments/" + ns + "/dns-operator": 1, "/namespaces/" + ns + "/" + ns: 1,
+		"/services/" + ns + "/metrics": 1, "rbac.authorization.k8s.io/roles/" + ns + "/dns-operator": 1}
+	if diff := cmp.Diff(want, count); diff != "" {
+		t.Errorf("the repair's writes (-want +got):\n%s", diff)
+	}
+	// Steady again: three passes, no write.
+	passes := r.scrape(t).value("payload_apply_operator_passes_total", "mode", "reconcile", "result", "success")
+	quiet := time.Now()
+	waitFor(t, 4*resync+30*time.Second, "three more passes", func() bool {
+		return r.scrape(t).value("payload_apply_operator_passes_total", "mode", "reconcile", "result", "success") >= passes+3
+	})
+	if w := writes(t, sharedAuditLog(), agent, quiet); len(w) != 0 {
+		t.Errorf("after the repair, %d writes over three passes, want none: first %s %s", len(w), w[0].Verb, w[0].object())
 	}
 }
 

@@ -4,8 +4,10 @@ package operator
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -68,6 +70,21 @@ func condition(cv *configv1.ClusterVersion, t configv1.ClusterStatusConditionTyp
 	return nil
 }
 
+// runCode runs payload-apply with args and returns its stdout and stderr
+// and its exit code.
+func runCode(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	out, err := exec.Command(binary, args...).CombinedOutput()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatalf("payload-apply %s: %v", strings.Join(args, " "), err)
+	}
+	if exit != nil {
+		return string(out), exit.ExitCode()
+	}
+	return string(out), 0
+}
+
 // testUpgrade: an admin sets spec.desiredUpdate on the installed cluster
 // (release A, the real payload) while the test plays the operators.
 // First a minor release (4.23.0) while an operator says Upgradeable=False:
@@ -80,7 +97,10 @@ func condition(cv *configv1.ClusterVersion, t configv1.ClusterStatusConditionTyp
 // resource), the metrics show the update pass. Then the minor release
 // again with force: it runs to Completed with ClusterVersionUpgradeable
 // among its accepted risks, and the next passes reconcile it without
-// writing.
+// writing. Before the z-stream, the Deployment B changes is made
+// unmanaged (spec.overrides) and edited: a CLI apply, three passes and the
+// update leave it untouched (nobody writes it: the audit log), status
+// lists it; the override removed, the next pass gives it B's image.
 func testUpgrade(t *testing.T) {
 	s, r := steady(t)
 	agent := "operator/" + r.name
@@ -171,6 +191,40 @@ func testUpgrade(t *testing.T) {
 		t.Errorf("ReleaseAccepted's message is %d bytes (%.300q...): want the image clipped", len(c.Message), c.Message)
 	}
 
+	// An admin takes the Deployment B changes over (spec.overrides,
+	// unmanaged) and edits it: a CLI apply and three passes leave it as it
+	// is, and so does the update below.
+	override := fmt.Sprintf(`{"spec":{"overrides":[{"kind":"Deployment","group":"apps","namespace":%q,"name":%q,"unmanaged":true}]}}`, v.Image.Namespace, v.Image.Name)
+	kubectl(t, s, "patch", "clusterversion", "version", "--type=merge", "-p", override)
+	kubectl(t, s, "-n", v.Image.Namespace, "set", "env", "deployment/"+v.Image.Name, "UNMANAGED=yes")
+	unmanagedSince := time.Now()
+	deployment := "apps/deployments/" + v.Image.Namespace + "/" + v.Image.Name
+	unmanagedState := func() string {
+		return kubectl(t, s, "-n", v.Image.Namespace, "get", "deployment", v.Image.Name, "-o", "jsonpath={.spec.template.spec.containers[0].image} {.spec.template.spec.containers[0].env[*].name}")
+	}
+	aState := unmanagedState()
+	if !strings.Contains(aState, "UNMANAGED") {
+		t.Fatalf("the edit did not happen: %s", aState)
+	}
+	if out, code := runCode(t, "apply", "--kubeconfig="+s.Kubeconfig, "--payload="+a); code != 0 {
+		t.Errorf("apply: exit %d:\n%s", code, out)
+	}
+	reconciles = r.scrape(t).value("payload_apply_operator_passes_total", "mode", "reconcile", "result", "success")
+	waitFor(t, 4*resync+30*time.Second, "three passes with the override", func() bool {
+		return r.scrape(t).value("payload_apply_operator_passes_total", "mode", "reconcile", "result", "success") >= reconciles+3
+	})
+	if got := unmanagedState(); got != aState {
+		t.Errorf("the unmanaged Deployment changed: %q, was %q", got, aState)
+	}
+	for _, e := range writes(t, sharedAuditLog(), "", unmanagedSince) {
+		if e.object() == deployment {
+			t.Errorf("%s wrote the unmanaged Deployment (%s)", e.UserAgent, e.Verb)
+		}
+	}
+	if st, _ := runCode(t, "status", "--kubeconfig="+s.Kubeconfig, "--payload="+a); !strings.Contains(st, "unmanaged (spec.overrides): Deployment.apps/"+v.Image.Namespace+"/"+v.Image.Name) {
+		t.Errorf("status does not show the Deployment unmanaged:\n%s", st)
+	}
+
 	// A z-stream is not blocked by Upgradeable=False: it runs. The
 	// operator's ClusterRole (when it runs as the ServiceAccount of
 	// `operator manifests`, as after testManifests) covers the release it
@@ -201,8 +255,10 @@ func testUpgrade(t *testing.T) {
 	if len(h) != 2 || h[0].Version != "4.22.1" || h[1].Image != before.Status.History[0].Image || h[1].State != configv1.CompletedUpdate {
 		t.Errorf("history %+v, want 4.22.1 Completed then A Completed", h)
 	}
-	if h[0].AcceptedRisks != "" {
-		t.Errorf("accepted risks %q, want none (a z-stream passes Upgradeable=False)", h[0].AcceptedRisks)
+	// A z-stream passes Upgradeable=False; what the override leaves
+	// unmanaged is a risk accepted (the CVO's warning).
+	if r := h[0].AcceptedRisks; !strings.Contains(r, "ClusterVersionOverridesSet") || strings.Contains(r, "APIRemovedInNextRelease") {
+		t.Errorf("accepted risks %q, want only the overrides' warning", r)
 	}
 	if done.Status.Desired.Image != zImage {
 		t.Errorf("status.desired %+v, want %s", done.Status.Desired, zImage)
@@ -210,10 +266,22 @@ func testUpgrade(t *testing.T) {
 	if c := condition(done, "ReleaseAccepted"); c == nil || c.Status != configv1.ConditionTrue {
 		t.Errorf("ReleaseAccepted %+v, want True", c)
 	}
-	img := kubectl(t, s, "-n", v.Image.Namespace, "get", "deployment", v.Image.Name, "-o", "jsonpath={.spec.template.spec.containers[0].image}")
-	if img != v.NewImage {
-		t.Errorf("Deployment %s/%s image %q, want B's %q", v.Image.Namespace, v.Image.Name, img, v.NewImage)
+	// The unmanaged Deployment went through the update untouched; once the
+	// override is gone, the next pass gives it B's image (and drops the
+	// edit).
+	if got := unmanagedState(); got != aState {
+		t.Errorf("the update changed the unmanaged Deployment: %q, was %q", got, aState)
 	}
+	for _, e := range writes(t, sharedAuditLog(), "", unmanagedSince) {
+		if e.object() == deployment {
+			t.Errorf("%s wrote the unmanaged Deployment (%s)", e.UserAgent, e.Verb)
+		}
+	}
+	kubectl(t, s, "patch", "clusterversion", "version", "--type=json", `-p=[{"op":"remove","path":"/spec/overrides"}]`)
+	waitFor(t, 3*resync+30*time.Second, "B's image, and the edit gone, once managed again", func() bool {
+		st := unmanagedState()
+		return strings.HasPrefix(st, v.NewImage) && !strings.Contains(st, "UNMANAGED")
+	})
 	if out, err := s.Kubectl(ctx, "-n", v.Deleted.Namespace, "get", "rolebinding", v.Deleted.Name).CombinedOutput(); err == nil || !strings.Contains(string(out), "NotFound") {
 		t.Errorf("RoleBinding %s/%s still there after B deletes it: %s", v.Deleted.Namespace, v.Deleted.Name, out)
 	}

@@ -501,6 +501,12 @@ func TestUpgrade(t *testing.T) {
 		if r.Code != 0 || !strings.Contains(r.Stdout, "ClusterVersion version: desired 4.23.0") || !strings.Contains(r.Stderr, "comparing with the release the cluster runs: 4.23.0") {
 			t.Errorf("status: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}
+		// Run, not dry: blocked, and the record's line says what the
+		// record still holds.
+		r = cli(t, ctx, "upgrade", kc, "--to", b1)
+		if r.Code != 1 || !strings.Contains(r.Stderr, "record: ClusterVersion version: 4.23.0 Completed (the update to 4.22.1 was not run)") {
+			t.Errorf("blocked rollback: exit %d\n%s", r.Code, r.Stderr)
+		}
 	})
 }
 
